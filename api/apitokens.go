@@ -1,0 +1,130 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"platformapi/resources"
+)
+
+// TokenOwner names whom a token acts for.
+type TokenOwner struct {
+	Kind string `json:"kind" enum:"user,service_account"`
+	ID   string `json:"id"`
+}
+
+// APIToken is a token's metadata; its value is never shown by the API.
+type APIToken struct {
+	ID            string     `json:"id"`
+	Kind          string     `json:"kind" enum:"pat,sat" doc:"pat: personal; sat: service account"`
+	Name          string     `json:"name"`
+	Owner         TokenOwner `json:"owner"`
+	MintedBy      string     `json:"minted_by" doc:"Id of the person who created the token"`
+	Scopes        []string   `json:"scopes" doc:"Scopes as minted; effective scopes also depend on the owner's permissions now"`
+	AllowDestroy  bool       `json:"allow_destroy"`
+	AllowedIPs    []string   `json:"allowed_ips" doc:"Networks the token may be used from; empty: any"`
+	Status        string     `json:"status" enum:"active,expired,revoked"`
+	ExpiresAt     time.Time  `json:"expires_at"`
+	ExpiryWarning *string    `json:"expiry_warning" nullable:"true" enum:"14d,3d"`
+	RevokedAt     *time.Time `json:"revoked_at" nullable:"true"`
+	LastUsedAt    *time.Time `json:"last_used_at" nullable:"true" doc:"Recorded at most once a minute"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+}
+
+// ServiceAccount is a service account's metadata.
+type ServiceAccount struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Permissions []string  `json:"permissions"`
+	Status      string    `json:"status" enum:"active,disabled"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// ListTokensInput filters the token list.
+type ListTokensInput struct {
+	ListParams
+	UserID           string `query:"user_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the personal tokens of this person"`
+	ServiceAccountID string `query:"service_account_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the tokens of this service account"`
+	Status           string `query:"status" enum:"active,expired,revoked"`
+}
+
+// TokenIDInput names one token.
+type TokenIDInput struct {
+	TokenID string `path:"token_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Token id"`
+}
+
+// TokenOutput is one token's metadata.
+type TokenOutput struct{ Body APIToken }
+
+var tokenReadKeys = []string{resources.PermAPITokensRead, resources.PermAPITokensAdmin}
+
+func (s *Server) registerTokens() {
+	Register(s.api, Op{ID: "list-api-tokens", Method: http.MethodGet, Path: "/api-tokens", Tags: []string{"API tokens"},
+		Summary: "List API tokens", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest},
+		Description: "Metadata of every API token of the installation, id order. Values are never shown.",
+	}, s.listTokens)
+	Register(s.api, Op{ID: "get-api-token", Method: http.MethodGet, Path: "/api-tokens/{token_id}", Tags: []string{"API tokens"},
+		Summary: "Read an API token", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, func(ctx context.Context, in *TokenIDInput) (*TokenOutput, error) {
+		t, err := s.svc.Tokens.GetToken(ctx, parseID(in.TokenID))
+		if err != nil {
+			return nil, err
+		}
+		return &TokenOutput{Body: s.tokenView(*t)}, nil
+	})
+	Register(s.api, Op{ID: "list-service-accounts", Method: http.MethodGet, Path: "/service-accounts", Tags: []string{"API tokens"},
+		Summary: "List service accounts", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest},
+	}, func(ctx context.Context, in *ListParams) (*ListOutput[ServiceAccount], error) {
+		return listPage(s, "service-accounts", nil, in.Limit, in.Cursor,
+			func(q resources.PageQuery) (resources.Page[resources.ServiceAccount], error) {
+				return s.svc.Tokens.ListServiceAccounts(ctx, q)
+			}, serviceAccountView)
+	})
+}
+
+func (s *Server) listTokens(ctx context.Context, in *ListTokensInput) (*ListOutput[APIToken], error) {
+	f := resources.TokenFilter{UserID: parseID(in.UserID), ServiceAccountID: parseID(in.ServiceAccountID), Status: in.Status}
+	return listPage(s, "api-tokens", f, in.Limit, in.Cursor,
+		func(q resources.PageQuery) (resources.Page[resources.APIToken], error) {
+			return s.svc.Tokens.ListTokens(ctx, f, q)
+		}, s.tokenView)
+}
+
+func (s *Server) tokenView(t resources.APIToken) APIToken {
+	v := APIToken{ID: formatID(t.ID), Kind: t.Kind, Name: t.Name, MintedBy: formatID(t.MintedBy),
+		Scopes: nonNil(t.Scopes), AllowDestroy: t.AllowDestroy, AllowedIPs: []string{},
+		Status: t.Status(s.cfg.Now()), ExpiresAt: t.ExpiresAt.UTC(), ExpiryWarning: optString(t.ExpiryWarning(s.cfg.Now())),
+		RevokedAt: utcPtr(t.RevokedAt), LastUsedAt: utcPtr(t.LastUsedAt), CreatedAt: t.CreatedAt.UTC(), UpdatedAt: t.UpdatedAt.UTC()}
+	v.Owner = TokenOwner{Kind: resources.PrincipalUser, ID: *formatIDPtr(t.UserID)}
+	if t.Kind == resources.TokenKindServiceAccount {
+		v.Owner = TokenOwner{Kind: resources.PrincipalServiceAccount, ID: *formatIDPtr(t.ServiceAccountID)}
+	}
+	for _, p := range t.AllowedIPs {
+		v.AllowedIPs = append(v.AllowedIPs, p.String())
+	}
+	return v
+}
+
+func serviceAccountView(a resources.ServiceAccount) ServiceAccount {
+	return ServiceAccount{ID: formatID(a.ID), Name: a.Name, Description: a.Description, Permissions: nonNil(a.Permissions),
+		Status: a.Status, CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC()}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

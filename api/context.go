@@ -1,0 +1,110 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"regexp"
+
+	"platformapi/resources"
+)
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyCredential
+	keyMCPTool
+	keyLogger
+)
+
+// RequestIDHeader carries the request id in and out.
+const RequestIDHeader = "X-Request-ID"
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// RequestID returns the id of the request that ctx belongs to.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(keyRequestID).(string)
+	return id
+}
+
+// WithMCPTool marks ctx as an in-process call made by the named MCP tool;
+// such a request costs two rate-limit units.
+func WithMCPTool(ctx context.Context, tool string) context.Context {
+	return context.WithValue(ctx, keyMCPTool, tool)
+}
+
+// MCPTool returns the MCP tool a request was made by, or "".
+func MCPTool(ctx context.Context) string {
+	s, _ := ctx.Value(keyMCPTool).(string)
+	return s
+}
+
+// CredentialFrom returns the authenticated caller of the request.
+func CredentialFrom(ctx context.Context) *resources.Credential {
+	c, _ := ctx.Value(keyCredential).(*resources.Credential)
+	return c
+}
+
+// ActorFrom describes the authenticated caller for the audit log.
+func ActorFrom(ctx context.Context) resources.Actor {
+	a := resources.Actor{Label: "system", RequestID: RequestID(ctx)}
+	c := CredentialFrom(ctx)
+	if c == nil {
+		return a
+	}
+	a.Label = c.Owner.Label()
+	if c.Owner.Kind == resources.PrincipalUser {
+		a.UserID = &c.Owner.ID
+	}
+	a.AuthKind = c.AuthKind()
+	a.TokenID = formatID(c.Token.ID)
+	if c.Address.IsValid() {
+		a.SourceIP = c.Address.String()
+	}
+	return a
+}
+
+// loggerFrom returns the request-scoped logger (with the request id).
+func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
+	if l, ok := ctx.Value(keyLogger).(*slog.Logger); ok {
+		return l
+	}
+	return fallback
+}
+
+// requestIDMiddleware keeps the caller's X-Request-ID when it is 1–64 of
+// letters, digits, '.', '_', ':', '-', else makes one; an in-process MCP
+// call inherits the id of its POST /mcp. The id is echoed on every response.
+func requestIDMiddleware(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := RequestID(r.Context())
+			if id == "" {
+				id = r.Header.Get(RequestIDHeader)
+				if !requestIDPattern.MatchString(id) {
+					id = "req_" + rand.Text()[:20]
+				}
+				ctx := context.WithValue(r.Context(), keyRequestID, id)
+				ctx = context.WithValue(ctx, keyLogger, logger.With("request_id", id))
+				r = r.WithContext(ctx)
+			}
+			w.Header().Set(RequestIDHeader, id)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// parseAddr parses the client's address from a connection's remote address.
+func parseAddr(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}

@@ -1,0 +1,76 @@
+package api
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+
+	"platformapi/resources"
+)
+
+const cursorMACLen = 16
+
+// Cursors issues and checks list cursors: opaque, authenticated (HMAC) and
+// bound to the list and its filters, so a cursor is good only for the list
+// and filters it was issued for.
+type Cursors struct{ key []byte }
+
+// NewCursors builds the codec under a server key shared by every replica.
+func NewCursors(key []byte) Cursors { return Cursors{key: key} }
+
+type cursorPayload struct {
+	List    string   `json:"l"`
+	Filters string   `json:"f"`
+	After   []string `json:"a"`
+}
+
+// Encode returns the cursor that continues list after the given sort key, or
+// nil when after is nil (the end of the list).
+func (c Cursors) Encode(list string, filters any, after []string) *string {
+	if after == nil {
+		return nil
+	}
+	raw, _ := json.Marshal(cursorPayload{List: list, Filters: filterDigest(filters), After: after})
+	mac := c.mac(raw)
+	s := base64.RawURLEncoding.EncodeToString(append(raw, mac...))
+	return &s
+}
+
+// Decode returns the sort key a cursor continues after; "" is the start. A
+// cursor not issued for this list and these filters is 400 invalid_cursor.
+func (c Cursors) Decode(list string, filters any, cursor string) ([]string, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) <= cursorMACLen {
+		return nil, invalidCursor()
+	}
+	raw, mac := b[:len(b)-cursorMACLen], b[len(b)-cursorMACLen:]
+	if !hmac.Equal(mac, c.mac(raw)) {
+		return nil, invalidCursor()
+	}
+	var p cursorPayload
+	if err := json.Unmarshal(raw, &p); err != nil || p.List != list || p.Filters != filterDigest(filters) || len(p.After) == 0 {
+		return nil, invalidCursor()
+	}
+	return p.After, nil
+}
+
+func (c Cursors) mac(raw []byte) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write(raw)
+	return m.Sum(nil)[:cursorMACLen]
+}
+
+func filterDigest(filters any) string {
+	raw, _ := json.Marshal(filters)
+	sum := sha256.Sum256(raw)
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+func invalidCursor() error {
+	return &resources.Error{Kind: resources.KindBadRequest, Code: resources.CodeInvalidCursor, Field: "cursor",
+		Detail: "the cursor was not issued for this list and these filters; start again without one"}
+}

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+func init() {
+	// Huma forces these globals: every error it makes becomes a Problem, and
+	// member names are matched exactly ("Name" is not "name").
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return newProblem(status, msg, errs...)
+	}
+	huma.NewErrorWithContext = func(_ huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		return newProblem(status, msg, errs...)
+	}
+	huma.ValidateStrictCasing = true
+}
+
+// stampProblem is a Huma transformer: it completes every problem Huma writes
+// (type, title, code, instance, request id), logs internal faults and sets
+// WWW-Authenticate / Retry-After. It runs before the status is sent.
+func (s *Server) stampProblem(ctx huma.Context, _ string, v any) (any, error) {
+	p, ok := v.(*Problem)
+	if !ok {
+		return v, nil
+	}
+	id := RequestID(ctx.Context())
+	u := ctx.URL()
+	p.finish(u.Path, id)
+	p.log(loggerFrom(ctx.Context(), s.cfg.Logger), id)
+	p.headers(ctx.SetHeader)
+	return p, nil
+}
+
+// writeHuma writes err as a problem from inside a Huma middleware.
+func (s *Server) writeHuma(ctx huma.Context, err error) {
+	p, ok := asProblem(err)
+	if !ok {
+		p = &Problem{Status: http.StatusInternalServerError, cause: err}
+	}
+	_ = huma.WriteErr(s.api, ctx, p.Status, p.Detail, p)
+}
+
+// WriteError writes err as a problem document outside Huma (router-level
+// answers, the MCP transport).
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	p := s.ProblemFor(r, err)
+	p.headers(w.Header().Set)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_ = huma.DefaultJSONFormat.Marshal(w, p)
+}
+
+// ProblemFor converts any error into the finished problem document an
+// adapter (MCP) reports, with the request's path and id.
+func (s *Server) ProblemFor(r *http.Request, err error) *Problem {
+	p, ok := asProblem(err)
+	if !ok {
+		p = &Problem{Status: http.StatusInternalServerError, cause: err}
+	}
+	id := RequestID(r.Context())
+	p.finish(r.URL.Path, id)
+	p.log(loggerFrom(r.Context(), s.cfg.Logger), id)
+	return p
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	s.WriteError(w, r, &Problem{Status: http.StatusMethodNotAllowed, Code: codeMethodNotAllowed,
+		Detail: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)})
+}
+
+// recoverer turns a panic into a 500 problem; the panic is logged, not shown.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.WriteError(w, r, &Problem{Status: http.StatusInternalServerError, cause: fmt.Errorf("panic: %v", v)})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

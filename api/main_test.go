@@ -1,0 +1,9 @@
+package api_test
+
+import (
+	"testing"
+
+	"platformapi/bunstore/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,0 +1,242 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
+
+	"platformapi/resources"
+)
+
+// ProblemTypePrefix starts the `type` of every problem document.
+const ProblemTypePrefix = "urn:svc:api:problem:"
+
+// Problem is the RFC 9457 problem document every error of the API is written
+// as, over REST and inside MCP tool errors alike.
+type Problem struct {
+	Type      string              `json:"type" doc:"urn:svc:api:problem:<code>"`
+	Title     string              `json:"title" doc:"HTTP reason phrase"`
+	Status    int                 `json:"status" doc:"HTTP status"`
+	Detail    string              `json:"detail" doc:"Text for people; may change"`
+	Code      string              `json:"code" doc:"Stable machine code; branch on this"`
+	Instance  string              `json:"instance" doc:"Request path"`
+	RequestID string              `json:"request_id" doc:"Equals the X-Request-ID response header"`
+	Field     string              `json:"field,omitempty" doc:"On 400/422: the first offending member or parameter"`
+	Errors    []*huma.ErrorDetail `json:"errors,omitempty" doc:"On 400/422: every offending member or parameter"`
+	Required  []string            `json:"required,omitempty" doc:"On 403 forbidden: permission keys of which any one would do"`
+	Blockers  map[string]int      `json:"blockers,omitempty" doc:"On a 409 refusing a destroy: what blocks it"`
+	State     string              `json:"state,omitempty" doc:"On 403 licence_*: the licence state"`
+	Remedy    string              `json:"remedy,omitempty" doc:"On 403 licence_*: what an operator can do"`
+
+	retryAfter time.Duration // sent as Retry-After when > 0 or retryZero
+	retryZero  bool
+	cause      error // internal fault, logged, never written
+}
+
+// Error implements error.
+func (p *Problem) Error() string { return p.Code + ": " + p.Detail }
+
+// GetStatus implements huma.StatusError.
+func (p *Problem) GetStatus() int { return p.Status }
+
+// ContentType implements huma.ContentTypeFilter: problems are problem+json.
+func (p *Problem) ContentType(ct string) string {
+	if ct == "application/json" || ct == "" {
+		return "application/problem+json"
+	}
+	return ct
+}
+
+// Problem codes decided by this service beyond the contract's list.
+const (
+	codeMethodNotAllowed     = "method_not_allowed"
+	codeUnsupportedMediaType = "unsupported_media_type"
+	codeInvalidParameter     = "invalid_parameter"
+	codeMalformedBody        = "malformed_body"
+	codeNotAcceptable        = "not_acceptable"
+	codeBodyTooLarge         = "body_too_large"
+	codeInternal             = "internal"
+	codeOriginNotAllowed     = "origin_not_allowed"
+)
+
+// kindStatus maps each domain error kind to its HTTP status: the one place
+// where domain errors meet HTTP.
+var kindStatus = map[resources.Kind]int{
+	resources.KindInternal:     http.StatusInternalServerError,
+	resources.KindBadRequest:   http.StatusBadRequest,
+	resources.KindUnauthorized: http.StatusUnauthorized,
+	resources.KindForbidden:    http.StatusForbidden,
+	resources.KindNotFound:     http.StatusNotFound,
+	resources.KindConflict:     http.StatusConflict,
+	resources.KindInvalid:      http.StatusUnprocessableEntity,
+	resources.KindUnavailable:  http.StatusServiceUnavailable,
+}
+
+// defaultCodes names the code of a status when nothing more specific is known.
+var defaultCodes = map[int]string{
+	400: codeMalformedBody, 401: resources.CodeNotAuthenticated, 403: resources.CodeForbidden,
+	404: resources.CodeNotFound, 405: codeMethodNotAllowed, 406: codeNotAcceptable,
+	409: resources.CodeConflict, 413: codeBodyTooLarge, 415: codeUnsupportedMediaType,
+	422: resources.CodeValidationFailed, 429: resources.CodeRateLimited,
+	500: codeInternal, 503: resources.CodeUnavailable,
+}
+
+// problemFromDomain converts a domain error into its problem document.
+func problemFromDomain(e *resources.Error) *Problem {
+	p := &Problem{
+		Status: kindStatus[e.Kind], Code: e.Code, Detail: e.Detail, Field: e.Field,
+		Required: e.Required, Blockers: e.Blockers,
+	}
+	if e.Kind == resources.KindInternal {
+		p.cause = e
+	}
+	if e.Kind == resources.KindUnavailable && e.Code == resources.CodeUnavailable {
+		p.retryAfter = time.Second
+	}
+	return p
+}
+
+// newProblem builds the problem for a status, message and the errors Huma or
+// a handler supplied. It replaces huma.NewError so every error is a Problem.
+func newProblem(status int, msg string, errs ...error) *Problem {
+	var details []*huma.ErrorDetail
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if p, ok := asProblem(err); ok {
+			return p
+		}
+		if d, ok := err.(huma.ErrorDetailer); ok {
+			d := d.ErrorDetail()
+			// Never echo the offending value: it can be the whole body.
+			details = append(details, &huma.ErrorDetail{Message: d.Message, Location: d.Location})
+			continue
+		}
+		return &Problem{Status: http.StatusInternalServerError, cause: err}
+	}
+	p := &Problem{Status: status, Detail: msg}
+	if status == 0 {
+		p.Status = http.StatusInternalServerError
+	}
+	if len(details) > 0 {
+		p.Errors = details
+		p.Field = firstField(details)
+		if paramsOnly(details) {
+			p.Status, p.Code = http.StatusBadRequest, codeInvalidParameter
+		}
+	}
+	return p
+}
+
+// asProblem turns a *Problem or a *resources.Error into a problem.
+func asProblem(err error) (*Problem, bool) {
+	var p *Problem
+	if errors.As(err, &p) {
+		cp := *p
+		return &cp, true
+	}
+	if e, ok := resources.AsError(err); ok {
+		return problemFromDomain(e), true
+	}
+	return nil, false
+}
+
+// finish fills type, title, code, instance and request id, and hides any
+// internal detail from the client.
+func (p *Problem) finish(path, requestID string) {
+	if p.Status >= 500 && p.Code == "" || p.Code == codeInternal {
+		p.Code, p.Detail, p.Errors = codeInternal, "An internal error occurred; quote the request id to the operator.", nil
+	}
+	if p.Code == "" {
+		p.Code = defaultCodes[p.Status]
+		if p.Code == "" {
+			p.Code = "error"
+		}
+	}
+	if p.Detail == "" {
+		p.Detail = http.StatusText(p.Status)
+	}
+	p.Type = ProblemTypePrefix + p.Code
+	p.Title = http.StatusText(p.Status)
+	if p.Instance == "" {
+		p.Instance = path
+	}
+	if p.RequestID == "" {
+		p.RequestID = requestID
+	}
+}
+
+// headers sets WWW-Authenticate on 401 and Retry-After where a retry can cure.
+func (p *Problem) headers(set func(name, value string)) {
+	if p.Status == http.StatusUnauthorized {
+		v := `Bearer realm="platformapi"`
+		if p.Code != resources.CodeNotAuthenticated {
+			v += `, error="invalid_token"`
+		}
+		set("WWW-Authenticate", v)
+	}
+	if p.retryAfter > 0 || p.retryZero {
+		secs := int((p.retryAfter + time.Second - 1) / time.Second)
+		set("Retry-After", strconv.Itoa(secs))
+	}
+}
+
+// log records an internal fault with the request id; the client sees none of it.
+func (p *Problem) log(logger *slog.Logger, requestID string) {
+	if p.cause != nil || p.Status >= 500 {
+		logger.Error("request failed", "request_id", requestID, "status", p.Status, "code", p.Code, "error", p.cause)
+	}
+}
+
+// firstField names the first offending member: Huma's location without its
+// "body."/"query." prefix. Unknown-member errors come in map order, so the
+// smallest wins for a stable answer.
+func firstField(ds []*huma.ErrorDetail) string {
+	if ds[0].Message != validation.MsgUnexpectedProperty {
+		return fieldOf(ds[0])
+	}
+	var fields []string
+	for _, d := range ds {
+		if d.Message == validation.MsgUnexpectedProperty {
+			fields = append(fields, fieldOf(d))
+		}
+	}
+	sort.Strings(fields)
+	return fields[0]
+}
+
+func fieldOf(d *huma.ErrorDetail) string {
+	loc := d.Location
+	if rest, ok := strings.CutPrefix(d.Message, "expected required property "); ok {
+		if name, ok := strings.CutSuffix(rest, " to be present"); ok {
+			loc += "." + name
+		}
+	}
+	if _, after, ok := strings.Cut(loc, "."); ok {
+		return after
+	}
+	if loc == "body" {
+		return ""
+	}
+	return loc
+}
+
+// paramsOnly reports whether every detail is about a path, query or header
+// parameter rather than the body.
+func paramsOnly(ds []*huma.ErrorDetail) bool {
+	for _, d := range ds {
+		if !strings.HasPrefix(d.Location, "query.") && !strings.HasPrefix(d.Location, "path.") &&
+			!strings.HasPrefix(d.Location, "header.") {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Rate-limit policy: 600 units per minute per token; an MCP tool call costs 2.
+const (
+	RatePerMinute = 600
+	mcpCallCost   = 2
+	restCallCost  = 1
+)
+
+// RateDecision is a limiter's answer for one request.
+type RateDecision struct {
+	Allowed    bool
+	Limit      int
+	Remaining  int
+	RetryAfter time.Duration // when refused: how long until the cost fits
+}
+
+// RateLimiter takes units from a key's budget. The in-process limiter serves
+// one replica; a shared (Redis) one can take its place behind this interface.
+type RateLimiter interface {
+	Take(ctx context.Context, key string, cost int) (RateDecision, error)
+}
+
+// LocalLimiter is an in-process token bucket per key (golang.org/x/time/rate):
+// a full bucket of perMinute units refilling evenly over a minute.
+type LocalLimiter struct {
+	perMinute int
+	now       func() time.Time
+	mu        sync.Mutex
+	buckets   map[string]*rate.Limiter
+}
+
+// NewLocalLimiter builds an in-process limiter of perMinute units per key.
+func NewLocalLimiter(perMinute int, now func() time.Time) *LocalLimiter {
+	return &LocalLimiter{perMinute: perMinute, now: now, buckets: map[string]*rate.Limiter{}}
+}
+
+// Take spends cost units of key's budget, or refuses and says when to retry.
+func (l *LocalLimiter) Take(_ context.Context, key string, cost int) (RateDecision, error) {
+	now := l.now()
+	b := l.bucket(key, now)
+	d := RateDecision{Limit: l.perMinute}
+	r := b.ReserveN(now, cost)
+	if !r.OK() {
+		d.RetryAfter = time.Minute
+		return d, nil
+	}
+	if delay := r.DelayFrom(now); delay > 0 {
+		r.CancelAt(now)
+		d.RetryAfter = delay
+		d.Remaining = max(0, int(b.TokensAt(now)))
+		return d, nil
+	}
+	d.Allowed = true
+	d.Remaining = max(0, int(b.TokensAt(now)))
+	return d, nil
+}
+
+// bucket finds or makes key's bucket, dropping full (idle) buckets when the
+// map grows so memory follows the number of active tokens.
+func (l *LocalLimiter) bucket(key string, now time.Time) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[key]; ok {
+		return b
+	}
+	if len(l.buckets) >= 10_000 {
+		for k, b := range l.buckets {
+			if b.TokensAt(now) >= float64(l.perMinute) {
+				delete(l.buckets, k)
+			}
+		}
+	}
+	b := rate.NewLimiter(rate.Limit(float64(l.perMinute)/60), l.perMinute)
+	l.buckets[key] = b
+	return b
+}

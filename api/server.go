@@ -1,0 +1,126 @@
+// Package api adapts the domain to HTTP: Huma operations under /api/v1 on a
+// chi router, the shared middleware (request id, gate, authentication, rate
+// limit, permissions, content type) and problem documents.
+package api
+
+import (
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+	"github.com/go-chi/chi/v5"
+
+	"platformapi/resources"
+)
+
+// Prefix is where the versioned API is mounted.
+const Prefix = "/api/v1"
+
+// Config is what the HTTP layer needs besides the services.
+type Config struct {
+	Pepper    resources.Pepper // token pepper; unconfigured → 503 api_tokens_unconfigured
+	CursorKey []byte           // authenticates list cursors
+	Networks  []netip.Prefix   // client networks served; nil → DefaultNetworks
+	Limiter   RateLimiter      // nil → in-process, RatePerMinute per token
+	Logger    *slog.Logger     // nil → slog.Default()
+	Now       func() time.Time // nil → time.Now
+}
+
+// Services are the domain services the operations call.
+type Services struct {
+	Settings    resources.SettingsReader
+	Credentials resources.Credentials
+	Tokens      resources.TokenReader
+	Audit       resources.AuditReader
+}
+
+// Server is the HTTP side of platformapi: a chi router with the Huma API at
+// /api/v1; other adapters (MCP) mount on the same router.
+type Server struct {
+	cfg       Config
+	svc       Services
+	router    chi.Router
+	api       huma.API
+	auth      *Authenticator
+	cursors   Cursors
+	apiSwitch *apiSwitch
+}
+
+// New builds the server and registers every operation.
+func New(cfg Config, svc Services) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Networks == nil {
+		cfg.Networks = DefaultNetworks
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = NewLocalLimiter(RatePerMinute, cfg.Now)
+	}
+	s := &Server{cfg: cfg, svc: svc, cursors: NewCursors(cfg.CursorKey),
+		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now),
+		apiSwitch: &apiSwitch{settings: svc.Settings, now: cfg.Now}}
+	s.router = chi.NewRouter()
+	s.router.Use(requestIDMiddleware(cfg.Logger), s.recoverer, s.gateMiddleware)
+	s.router.NotFound(s.notFound)
+	s.router.MethodNotAllowed(s.methodNotAllowed)
+	s.router.Route(Prefix, func(r chi.Router) { s.api = humachi.New(r, s.humaConfig()) })
+	s.api.UseMiddleware(s.guard, s.contentType)
+	s.registerOperations()
+	return s
+}
+
+// Router is the root handler; adapters mount further routes on it.
+func (s *Server) Router() chi.Router { return s.router }
+
+// API is the Huma API holding every operation.
+func (s *Server) API() huma.API { return s.api }
+
+// Authenticator verifies bearer tokens for any adapter.
+func (s *Server) Authenticator() *Authenticator { return s.auth }
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.cfg.Logger }
+
+func (s *Server) registerOperations() {
+	s.registerMeta()
+	s.registerTokens()
+	s.registerAudit()
+}
+
+func (s *Server) humaConfig() huma.Config {
+	cfg := huma.DefaultConfig("Cloud Platform Management API", resources.APIVersion)
+	cfg.Info.Description = "Management API of one cloud platform installation (platform " +
+		resources.PlatformVersion + "). Every error is an RFC 9457 problem document."
+	cfg.Servers = []*huma.Server{{URL: Prefix}}
+	cfg.OpenAPIPath = "/openapi"
+	cfg.DocsPath = "/docs"
+	cfg.SchemasPath = ""
+	cfg.CreateHooks = nil // no $schema member or Link header
+	cfg.RejectUnknownQueryParameters = true
+	cfg.Transformers = append(cfg.Transformers, s.stampProblem)
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API token: svc_pat_… or svc_sat_…"},
+	}
+	cfg.OpenAPI.OnAddOperation = append(cfg.OpenAPI.OnAddOperation, documentOperation)
+	return cfg
+}
+
+// documentOperation completes an operation's OpenAPI entry: the default
+// problem answer, and application/json as an alias of merge-patch on PATCH.
+func documentOperation(_ *huma.OpenAPI, op *huma.Operation) {
+	if r, ok := op.Responses["401"]; ok {
+		op.Responses["default"] = &huma.Response{Description: "Problem", Content: r.Content}
+	}
+	if op.RequestBody == nil {
+		return
+	}
+	if mt, ok := op.RequestBody.Content["application/merge-patch+json"]; ok {
+		op.RequestBody.Content["application/json"] = mt
+	}
+}

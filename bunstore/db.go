@@ -1,0 +1,62 @@
+// Package bunstore owns the PostgreSQL connection of platformapi: opening a
+// bun.DB, applying the embedded schema migrations and, when no external
+// database is configured, running a private PostgreSQL cluster.
+package bunstore
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Pool settings. The pool is sized to the CPUs the process may use; idle
+// connections are kept (database/sql keeps only 2 by default, which makes a
+// busy server reconnect constantly) but recycled so that server-side memory
+// and DNS changes are picked up.
+const (
+	connsPerProc    = 4
+	minOpenConns    = 8
+	connMaxLifetime = 30 * time.Minute
+	connMaxIdleTime = 5 * time.Minute
+)
+
+// Open connects to the PostgreSQL database named by dsn (a URL such as
+// postgres://user:pw@host:5432/db?sslmode=disable or a keyword/value string)
+// through database/sql and the pgx driver, and returns a bun.DB using the
+// PostgreSQL dialect. It pings the server with ctx before returning, so a
+// nil error means the database was reachable. Errors never contain the
+// DSN's password. The caller must Close the returned DB.
+func Open(ctx context.Context, dsn string) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgconn redacts the password in its parse errors.
+		return nil, fmt.Errorf("bunstore: parse database DSN: %w", err)
+	}
+	target := describe(cfg)
+
+	sqldb := stdlib.OpenDB(*cfg)
+	maxOpen := max(connsPerProc*runtime.GOMAXPROCS(0), minOpenConns)
+	sqldb.SetMaxOpenConns(maxOpen)
+	sqldb.SetMaxIdleConns(maxOpen)
+	sqldb.SetConnMaxLifetime(connMaxLifetime)
+	sqldb.SetConnMaxIdleTime(connMaxIdleTime)
+
+	if err := sqldb.PingContext(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("bunstore: connect to %s: %w", target, err)
+	}
+	return bun.NewDB(sqldb, pgdialect.New()), nil
+}
+
+// describe names the connection target for error messages, without the
+// password.
+func describe(cfg *pgx.ConnConfig) string {
+	return fmt.Sprintf("database %q as user %q on %s:%d",
+		cfg.Database, cfg.User, cfg.Host, cfg.Port)
+}

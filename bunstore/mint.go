@@ -1,0 +1,154 @@
+package bunstore
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// TokenMinter mints, revokes and extends tokens for the portal; it holds the
+// pepper the values are hashed under.
+type TokenMinter struct {
+	*Store
+	Pepper resources.Pepper
+}
+
+// CreateToken mints a token as the person `as` (a personal token, or one of
+// the named service account), audited with auth kind "session". The value is
+// returned once and stored only as its keyed hash.
+func (m TokenMinter) CreateToken(ctx context.Context, as string, t resources.NewToken) (resources.MintedToken, error) {
+	if !m.Pepper.Configured() {
+		return resources.MintedToken{}, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
+			"API tokens are not configured: set the token pepper first")
+	}
+	var out resources.MintedToken
+	err := m.inTx(ctx, func(tx bun.Tx) error {
+		minter, err := personByEmail(ctx, tx, as)
+		if err != nil {
+			return err
+		}
+		row, owner, err := m.tokenOwner(ctx, tx, minter, t.ServiceAccount)
+		if err != nil {
+			return err
+		}
+		if err := resources.CheckMint(minter.principal(), owner, t); err != nil {
+			return err
+		}
+		out.Value = resources.NewTokenValue(row.Kind)
+		row.Name, row.MintedBy, row.TokenHash, row.Scopes = t.Name, minter.ID, m.Pepper.Hash(out.Value), t.Scopes
+		row.AllowDestroy, row.ExpiresAt, row.AllowedIPs = t.AllowDestroy, resources.TokenExpiry(m.now(), t.Days), []string{}
+		for _, p := range t.AllowedIPs {
+			row.AllowedIPs = append(row.AllowedIPs, p.Masked().String())
+		}
+		if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		out.Token = row.token()
+		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(minter), action: "api_token.create",
+			entityType: "api_token", entityID: idString(row.ID), after: row})
+	})
+	return out, err
+}
+
+// tokenOwner prepares the row's owner: the minter, or the service account.
+func (m TokenMinter) tokenOwner(ctx context.Context, tx bun.Tx, minter personRow, account string) (*tokenRow, resources.Principal, error) {
+	if account == "" {
+		return &tokenRow{Kind: resources.TokenKindPersonal, UserID: &minter.ID}, minter.principal(), nil
+	}
+	sa, err := serviceAccountByName(ctx, tx, account)
+	if err != nil {
+		return nil, resources.Principal{}, err
+	}
+	if sa.Status != "active" {
+		return nil, resources.Principal{}, resources.Errorf(resources.KindConflict, resources.CodePrincipalDisabled,
+			"service account %q is disabled", account)
+	}
+	return &tokenRow{Kind: resources.TokenKindServiceAccount, ServiceAccountID: &sa.ID}, sa.principal(), nil
+}
+
+// RevokeToken stops a token at once. One's own token needs only being signed
+// in; another's needs api-tokens-admin-global. Revoking a revoked token
+// changes nothing.
+func (m TokenMinter) RevokeToken(ctx context.Context, as string, id int64) (resources.APIToken, error) {
+	return m.changeToken(ctx, as, id, "api_token.revoke", func(p personRow, r *tokenRow) (bool, error) {
+		own := r.UserID != nil && *r.UserID == p.ID
+		if !own && !resources.HasAny(p.principal().Permissions, []string{resources.PermAPITokensAdmin}) {
+			return false, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
+				Required: []string{resources.PermAPITokensAdmin}, Detail: "revoking another's token needs " + resources.PermAPITokensAdmin}
+		}
+		if r.RevokedAt != nil {
+			return false, nil
+		}
+		now := m.now().UTC()
+		r.RevokedAt, r.RevokedBy = &now, &p.Email
+		return true, nil
+	})
+}
+
+// ExtendToken sets a token's expiry to `days` from now (1–365); it needs
+// api-tokens-admin-global and refuses a revoked token.
+func (m TokenMinter) ExtendToken(ctx context.Context, as string, id int64, days int) (resources.APIToken, error) {
+	return m.changeToken(ctx, as, id, "api_token.extend", func(p personRow, r *tokenRow) (bool, error) {
+		if !resources.HasAny(p.principal().Permissions, []string{resources.PermAPITokensAdmin}) {
+			return false, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
+				Required: []string{resources.PermAPITokensAdmin}, Detail: "extending a token needs " + resources.PermAPITokensAdmin}
+		}
+		if err := resources.ValidateTokenDays(days); err != nil {
+			return false, err
+		}
+		if r.RevokedAt != nil {
+			return false, resources.Errorf(resources.KindConflict, resources.CodeTokenRevoked, "token %d is revoked", id)
+		}
+		r.ExpiresAt = resources.TokenExpiry(m.now(), days)
+		return true, nil
+	})
+}
+
+// changeToken locks a token, lets change decide and edit, then saves and
+// audits in the same transaction when it changed.
+func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, action string,
+	change func(personRow, *tokenRow) (bool, error)) (resources.APIToken, error) {
+	var out resources.APIToken
+	err := m.inTx(ctx, func(tx bun.Tx) error {
+		p, err := personByEmail(ctx, tx, as)
+		if err != nil {
+			return err
+		}
+		if p.Status != "active" {
+			return resources.Errorf(resources.KindForbidden, resources.CodePrincipalDisabled, "%s is deactivated", as)
+		}
+		var row tokenRow
+		if err := tx.NewSelect().Model(&row).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
+			if noRows(err) {
+				return resources.NotFound(resources.CodeAPITokenNotFound, "no API token %d", id)
+			}
+			return err
+		}
+		before := row
+		changed, err := change(p, &row)
+		if err != nil || !changed {
+			out = row.token()
+			return err
+		}
+		row.UpdatedAt = m.now().UTC()
+		if _, err := tx.NewUpdate().Model(&row).WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		out = row.token()
+		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(p), action: action, entityType: "api_token",
+			entityID: idString(id), before: before, after: row})
+	})
+	return out, err
+}
+
+func sessionOf(p personRow) resources.Actor {
+	return resources.Actor{Label: p.Email, UserID: &p.ID, AuthKind: resources.AuthKindSession}
+}
+
+var _ resources.Portal = TokenMinter{}
+var _ resources.Credentials = (*Store)(nil)
+var _ resources.TokenReader = (*Store)(nil)
+var _ resources.AuditReader = (*Store)(nil)
+var _ resources.SettingsReader = (*Store)(nil)

@@ -1,0 +1,122 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// Store implements the resources services over PostgreSQL. Every change runs
+// in one transaction together with its audit event.
+type Store struct {
+	db  *bun.DB
+	now func() time.Time
+}
+
+// NewStore wraps an open, migrated database.
+func NewStore(db *bun.DB) *Store { return &Store{db: db, now: time.Now} }
+
+// DB exposes the underlying handle (for wiring and tests).
+func (s *Store) DB() *bun.DB { return s.db }
+
+// inTx runs fn in one read-committed transaction, committed when fn succeeds.
+func (s *Store) inTx(ctx context.Context, fn func(tx bun.Tx) error) error {
+	return s.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
+}
+
+// auditEntry is what a change records about itself.
+type auditEntry struct {
+	actor      resources.Actor
+	action     string
+	entityType string
+	entityID   string
+	before     any
+	after      any
+}
+
+// auditRow is the bun model of audit_events.
+type auditRow struct {
+	bun.BaseModel `bun:"table:audit_events"`
+	ID            int64     `bun:"id,pk,autoincrement"`
+	OccurredAt    time.Time `bun:"occurred_at,nullzero,default:clock_timestamp()"`
+	Actor         string    `bun:"actor"`
+	Action        string    `bun:"action"`
+	EntityType    string    `bun:"entity_type"`
+	EntityID      *string   `bun:"entity_id"`
+	AuthKind      *string   `bun:"auth_kind"`
+	TokenID       *string   `bun:"token_id"`
+	RequestID     *string   `bun:"request_id"`
+	SourceIP      *string   `bun:"source_ip"`
+	BeforeState   []byte    `bun:"before_state,type:jsonb,nullzero"`
+	AfterState    []byte    `bun:"after_state,type:jsonb,nullzero"`
+}
+
+// writeAudit inserts the audit event of a change inside its transaction, with
+// every secret-looking member of the states nulled.
+func writeAudit(ctx context.Context, tx bun.IDB, e auditEntry) error {
+	before, err := resources.AuditState(e.before)
+	if err != nil {
+		return err
+	}
+	after, err := resources.AuditState(e.after)
+	if err != nil {
+		return err
+	}
+	row := &auditRow{Actor: e.actor.Label, Action: e.action, EntityType: e.entityType,
+		EntityID: nonEmpty(e.entityID), AuthKind: nonEmpty(e.actor.AuthKind), TokenID: nonEmpty(e.actor.TokenID),
+		RequestID: nonEmpty(e.actor.RequestID), SourceIP: nonEmpty(e.actor.SourceIP),
+		BeforeState: before, AfterState: after}
+	_, err = tx.NewInsert().Model(row).Exec(ctx)
+	return err
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// pageOf trims a fetched limit+1 rows to the page and sets the next key.
+func pageOf[T any](rows []T, limit int, key func(T) []string) resources.Page[T] {
+	if len(rows) <= limit {
+		return resources.Page[T]{Items: rows}
+	}
+	rows = rows[:limit]
+	return resources.Page[T]{Items: rows, Next: key(rows[len(rows)-1])}
+}
+
+// afterID reads a one-part keyset key (an id).
+func afterID(after []string) (int64, error) {
+	if len(after) != 1 {
+		return 0, errBadKey
+	}
+	return strconv.ParseInt(after[0], 10, 64)
+}
+
+var errBadKey = &resources.Error{Kind: resources.KindBadRequest, Code: resources.CodeInvalidCursor,
+	Field: "cursor", Detail: "the cursor does not fit this list"}
+
+// uniqueViolation reports whether err broke the named unique constraint.
+func uniqueViolation(err error, constraint string) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505" && pg.ConstraintName == constraint
+}
+
+// noRows reports whether err says the query found nothing.
+func noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func idString(id int64) string { return strconv.FormatInt(id, 10) }
+
+// checkViolation reports whether err broke a CHECK constraint.
+func checkViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23514"
+}

@@ -1,0 +1,149 @@
+package bunstore
+
+import (
+	"context"
+	"net/netip"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// tokenRow is the bun model of api_tokens. Its JSON form is the audit state;
+// token_hash is nulled there like every secret-looking member.
+type tokenRow struct {
+	bun.BaseModel    `bun:"table:api_tokens"`
+	ID               int64      `bun:"id,pk,autoincrement" json:"id"`
+	Kind             string     `bun:"kind" json:"kind"`
+	Name             string     `bun:"name" json:"name"`
+	UserID           *int64     `bun:"user_id" json:"user_id"`
+	ServiceAccountID *int64     `bun:"service_account_id" json:"service_account_id"`
+	MintedBy         int64      `bun:"minted_by" json:"minted_by"`
+	TokenHash        []byte     `bun:"token_hash" json:"token_hash"`
+	Scopes           []string   `bun:"scopes,array" json:"scopes"`
+	AllowDestroy     bool       `bun:"allow_destroy" json:"allow_destroy"`
+	AllowedIPs       []string   `bun:"allowed_ips,array,type:cidr[]" json:"allowed_ips"`
+	ExpiresAt        time.Time  `bun:"expires_at" json:"expires_at"`
+	RevokedAt        *time.Time `bun:"revoked_at" json:"revoked_at"`
+	RevokedBy        *string    `bun:"revoked_by" json:"revoked_by"`
+	LastUsedAt       *time.Time `bun:"last_used_at" json:"last_used_at"`
+	CreatedAt        time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt        time.Time  `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+}
+
+func (t tokenRow) token() resources.APIToken {
+	out := resources.APIToken{ID: t.ID, Kind: t.Kind, Name: t.Name, UserID: t.UserID, ServiceAccountID: t.ServiceAccountID,
+		MintedBy: t.MintedBy, Scopes: nonNilStrings(t.Scopes), AllowDestroy: t.AllowDestroy, ExpiresAt: t.ExpiresAt,
+		RevokedAt: t.RevokedAt, RevokedBy: t.RevokedBy, LastUsedAt: t.LastUsedAt, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	for _, s := range t.AllowedIPs {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out.AllowedIPs = append(out.AllowedIPs, p)
+		}
+	}
+	return out
+}
+
+// credentialRow is a token with its owner's and minter's state, read in one query.
+type credentialRow struct {
+	tokenRow
+	OwnerEmail   string   `bun:"owner_email"`
+	OwnerName    string   `bun:"owner_name"`
+	OwnerActive  bool     `bun:"owner_active"`
+	OwnerPerms   []string `bun:"owner_perms,array"`
+	MinterEmail  string   `bun:"minter_email"`
+	MinterName   string   `bun:"minter_name"`
+	MinterActive bool     `bun:"minter_active"`
+}
+
+const credentialQuery = `
+SELECT t.*,
+  coalesce(u.email, '') AS owner_email,
+  coalesce(u.display_name, sa.name) AS owner_name,
+  coalesce(u.status = 'active', sa.status = 'active') AS owner_active,
+  CASE WHEN t.kind = 'pat' THEN coalesce((SELECT array_agg(DISTINCT p ORDER BY p) FROM user_roles ur
+        JOIN roles r ON r.name = ur.role, unnest(r.permissions) p WHERE ur.user_id = u.id), '{}')
+       ELSE sa.permissions END AS owner_perms,
+  m.email AS minter_email, m.display_name AS minter_name, m.status = 'active' AS minter_active
+FROM api_tokens t
+LEFT JOIN users u ON u.id = t.user_id
+LEFT JOIN service_accounts sa ON sa.id = t.service_account_id
+JOIN users m ON m.id = t.minted_by
+WHERE t.token_hash = ?`
+
+// CredentialByHash implements resources.Credentials: one indexed query
+// resolves the token, its owner's permissions now and its minter.
+func (s *Store) CredentialByHash(ctx context.Context, hash []byte) (*resources.Credential, error) {
+	var r credentialRow
+	if err := s.db.NewRaw(credentialQuery, hash).Scan(ctx, &r); err != nil {
+		if noRows(err) {
+			return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is not known")
+		}
+		return nil, err
+	}
+	c := &resources.Credential{Token: r.token(),
+		Minter: resources.Principal{Kind: resources.PrincipalUser, ID: r.MintedBy, Email: r.MinterEmail, Name: r.MinterName, Active: r.MinterActive}}
+	c.Owner = resources.Principal{Kind: resources.PrincipalUser, Email: r.OwnerEmail, Name: r.OwnerName,
+		Active: r.OwnerActive, Permissions: nonNilStrings(r.OwnerPerms)}
+	if r.Kind == resources.TokenKindServiceAccount {
+		c.Owner.Kind, c.Owner.ID = resources.PrincipalServiceAccount, *r.ServiceAccountID
+	} else {
+		c.Owner.ID = *r.UserID
+	}
+	return c, nil
+}
+
+// TouchToken records a use; it never moves last_used_at backwards.
+func (s *Store) TouchToken(ctx context.Context, id int64, at time.Time) error {
+	_, err := s.db.NewRaw(`UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
+		at.UTC(), id, at.UTC()).Exec(ctx)
+	return err
+}
+
+// GetToken reads one token's metadata.
+func (s *Store) GetToken(ctx context.Context, id int64) (*resources.APIToken, error) {
+	var r tokenRow
+	if err := s.db.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+		if noRows(err) {
+			return nil, resources.NotFound(resources.CodeAPITokenNotFound, "no API token %d", id)
+		}
+		return nil, err
+	}
+	t := r.token()
+	return &t, nil
+}
+
+// ListTokens lists token metadata in id order, one keyset page.
+func (s *Store) ListTokens(ctx context.Context, f resources.TokenFilter, q resources.PageQuery) (resources.Page[resources.APIToken], error) {
+	sel := s.db.NewSelect().Model((*tokenRow)(nil)).OrderExpr("id").Limit(int64(q.Limit + 1))
+	if f.UserID != 0 {
+		sel.Where("user_id = ?", f.UserID)
+	}
+	if f.ServiceAccountID != 0 {
+		sel.Where("service_account_id = ?", f.ServiceAccountID)
+	}
+	switch f.Status {
+	case resources.TokenRevoked:
+		sel.Where("revoked_at IS NOT NULL")
+	case resources.TokenExpired:
+		sel.Where("revoked_at IS NULL AND expires_at <= ?", s.now().UTC())
+	case resources.TokenActive:
+		sel.Where("revoked_at IS NULL AND expires_at > ?", s.now().UTC())
+	}
+	if q.After != nil {
+		id, err := afterID(q.After)
+		if err != nil {
+			return resources.Page[resources.APIToken]{}, errBadKey
+		}
+		sel.Where("id > ?", id)
+	}
+	var rows []tokenRow
+	if err := sel.Scan(ctx, &rows); err != nil {
+		return resources.Page[resources.APIToken]{}, err
+	}
+	out := make([]resources.APIToken, len(rows))
+	for i, r := range rows {
+		out[i] = r.token()
+	}
+	return pageOf(out, q.Limit, func(t resources.APIToken) []string { return []string{idString(t.ID)} }), nil
+}

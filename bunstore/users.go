@@ -1,0 +1,179 @@
+package bunstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// opsActor acts for an operator at the server's console, with no person.
+var opsActor = resources.Actor{Label: "ops:portal"}
+
+// roleRow is the bun model of roles.
+type roleRow struct {
+	bun.BaseModel `bun:"table:roles"`
+	Name          string    `bun:"name,pk" json:"name"`
+	Description   string    `bun:"description" json:"description"`
+	Permissions   []string  `bun:"permissions,array" json:"permissions"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+}
+
+func (r roleRow) role() resources.Role {
+	return resources.Role{Name: r.Name, Description: r.Description, Permissions: nonNilStrings(r.Permissions),
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+// actorFor resolves who does a people-management action: the operator at the
+// console when as is empty, else a person holding one of the keys.
+func actorFor(ctx context.Context, tx bun.Tx, as string, anyOf ...string) (resources.Actor, error) {
+	if as == "" {
+		return opsActor, nil
+	}
+	return sessionActor(ctx, tx, as, anyOf...)
+}
+
+// CreateUser creates a person with roles (e-mail normalised; unique).
+func (s *Store) CreateUser(ctx context.Context, as string, n resources.NewUser) (resources.User, error) {
+	var out resources.User
+	email, err := resources.NormalizeEmail("email", n.Email)
+	if err != nil {
+		return out, err
+	}
+	if l := len(n.DisplayName); l < 1 || l > 120 {
+		return out, resources.Invalid("display_name", resources.CodeValidationFailed, "display_name must be 1 to 120 characters")
+	}
+	err = s.inTx(ctx, func(tx bun.Tx) error {
+		actor, err := actorFor(ctx, tx, as, resources.PermUsersWrite, resources.PermAdmin)
+		if err != nil {
+			return err
+		}
+		row := &userRow{Email: email, DisplayName: n.DisplayName}
+		if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
+			if uniqueViolation(err, "users_email_key") {
+				return resources.Errorf(resources.KindConflict, resources.CodeEmailTaken, "a person with e-mail %s exists", email)
+			}
+			return err
+		}
+		for _, role := range n.Roles {
+			if err := addRole(ctx, tx, row.ID, role); err != nil {
+				return err
+			}
+		}
+		row.Roles = nonNilStrings(n.Roles)
+		out = row.user()
+		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "user.create", entityType: "user",
+			entityID: idString(row.ID), after: row})
+	})
+	return out, err
+}
+
+func addRole(ctx context.Context, tx bun.Tx, userID int64, role string) error {
+	res, err := tx.NewRaw(`INSERT INTO user_roles (user_id, role) SELECT ?, name FROM roles WHERE name = ? ON CONFLICT DO NOTHING`,
+		userID, role).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var exists bool
+		if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM roles WHERE name = ?)", role).Scan(ctx, &exists); err != nil {
+			return err
+		}
+		if !exists {
+			return resources.Invalid("roles", resources.CodeRoleNotFound, "no role %q", role)
+		}
+	}
+	return nil
+}
+
+// CreateRole creates a role as an administrator.
+func (s *Store) CreateRole(ctx context.Context, as string, r resources.Role) (resources.Role, error) {
+	var out resources.Role
+	if err := resources.ValidatePermissionKeys("permissions", r.Permissions); err != nil {
+		return out, err
+	}
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		actor, err := actorFor(ctx, tx, as, resources.PermAdmin)
+		if err != nil {
+			return err
+		}
+		row := &roleRow{Name: r.Name, Description: r.Description, Permissions: nonNilStrings(r.Permissions)}
+		if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
+			if uniqueViolation(err, "roles_pkey") {
+				return resources.Errorf(resources.KindConflict, resources.CodeRoleTaken, "role %q exists", r.Name)
+			}
+			if checkViolation(err) {
+				return resources.Invalid("name", resources.CodeValidationFailed, "role name must match ^[a-z][a-z0-9-]{1,39}$")
+			}
+			return err
+		}
+		out = row.role()
+		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "role.create", entityType: "role", entityID: row.Name, after: row})
+	})
+	return out, err
+}
+
+// ListRoles lists every role by name.
+func (s *Store) ListRoles(ctx context.Context) ([]resources.Role, error) {
+	var rows []roleRow
+	if err := s.db.NewSelect().Model(&rows).OrderExpr("name").Scan(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]resources.Role, len(rows))
+	for i, r := range rows {
+		out[i] = r.role()
+	}
+	return out, nil
+}
+
+// GrantRole gives a person a role; RevokeRole takes it away. Both take effect
+// on the person's tokens at their next request.
+func (s *Store) GrantRole(ctx context.Context, as, email, role string) (resources.User, error) {
+	return s.changeRoles(ctx, as, email, "user.role_grant", func(tx bun.Tx, id int64) error { return addRole(ctx, tx, id, role) })
+}
+
+// RevokeRole removes a role from a person (see GrantRole).
+func (s *Store) RevokeRole(ctx context.Context, as, email, role string) (resources.User, error) {
+	return s.changeRoles(ctx, as, email, "user.role_revoke", func(tx bun.Tx, id int64) error {
+		_, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)
+		return err
+	})
+}
+
+func (s *Store) changeRoles(ctx context.Context, as, email, action string, change func(bun.Tx, int64) error) (resources.User, error) {
+	var out resources.User
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		actor, err := actorFor(ctx, tx, as, resources.PermAdmin)
+		if err != nil {
+			return err
+		}
+		before, err := userByEmail(ctx, tx, email)
+		if err != nil {
+			return err
+		}
+		if err := change(tx, before.ID); err != nil {
+			return err
+		}
+		after, err := userByEmail(ctx, tx, email)
+		if err != nil {
+			return err
+		}
+		out = after.user()
+		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "user",
+			entityID: idString(after.ID), before: before, after: after})
+	})
+	return out, err
+}
+
+func userByEmail(ctx context.Context, db bun.IDB, email string) (userRow, error) {
+	var u userRow
+	err := db.NewRaw(`SELECT u.*, coalesce((SELECT array_agg(role ORDER BY role) FROM user_roles WHERE user_id = u.id), '{}') AS roles
+		FROM users u WHERE lower(u.email) = lower(?) FOR UPDATE OF u`, email).Scan(ctx, &u)
+	if noRows(err) {
+		return u, resources.NotFound(resources.CodeUserNotFound, "no person with e-mail %q", email)
+	}
+	return u, err
+}

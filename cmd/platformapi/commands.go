@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"platformapi/bunstore"
+)
+
+// newRootCommand builds the command tree; out receives JSON results, errOut
+// the logs.
+func newRootCommand(out, errOut io.Writer) *cobra.Command {
+	opts := &Options{}
+	var logLevel string
+	root := &cobra.Command{
+		Use: "platformapi", Short: "Management API server of a cloud platform installation",
+		SilenceUsage: true, SilenceErrors: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			var lvl slog.Level
+			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
+				return err
+			}
+			opts.Logger = slog.New(slog.NewJSONHandler(errOut, &slog.HandlerOptions{Level: lvl}))
+			return nil
+		},
+	}
+	f := root.PersistentFlags()
+	f.StringVar(&opts.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (env DATABASE_URL); empty: a private cluster under --data-dir")
+	f.StringVar(&opts.DataDir, "data-dir", ".platformapi", "directory of the private PostgreSQL cluster and its generated token pepper")
+	f.StringVar(&opts.TokenPepperFile, "token-pepper-file", "", "file holding the token pepper (env PLATFORMAPI_TOKEN_PEPPER wins)")
+	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	root.AddCommand(serveCommand(opts, out), migrateCommand(opts, out), portalCommand(opts, out))
+	return root
+}
+
+func serveCommand(opts *Options, out io.Writer) *cobra.Command {
+	var so ServeOptions
+	var networks, origins string
+	cmd := &cobra.Command{
+		Use: "serve", Short: "Serve the API at /api/v1 and MCP at /mcp (migrates first)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if so.Networks, err = parsePrefixes(networks); err != nil {
+				return fmt.Errorf("--allowed-networks: %w", err)
+			}
+			so.AllowedOrigins = splitList(origins)
+			m, err := Open(cmd.Context(), *opts)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			return m.Run(cmd.Context(), so, out)
+		},
+	}
+	cmd.Flags().StringVar(&so.Addr, "addr", "127.0.0.1:8080", "listen address")
+	cmd.Flags().BoolVar(&so.Demo, "demo", false, "set up the demo administrator, enable the API and print an admin token")
+	cmd.Flags().StringVar(&networks, "allowed-networks", "", "client networks served, CIDR list (default: loopback and private ranges)")
+	cmd.Flags().StringVar(&origins, "mcp-allowed-origins", "", "Origin values allowed on /mcp, comma-separated (default: none; requests without Origin pass)")
+	return cmd
+}
+
+func migrateCommand(opts *Options, out io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "migrate", Short: "Apply or show the database schema migrations"}
+	cmd.AddCommand(&cobra.Command{Use: "up", Short: "Apply pending migrations", Args: cobra.NoArgs,
+		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
+			applied, err := bunstore.Migrate(c.Context(), m.db)
+			if err != nil {
+				return err
+			}
+			return printJSON(out, map[string]any{"applied": nonNil(applied)})
+		})})
+	cmd.AddCommand(&cobra.Command{Use: "status", Short: "List migrations and whether each is applied", Args: cobra.NoArgs,
+		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
+			st, err := bunstore.MigrationStatus(c.Context(), m.db)
+			if err != nil {
+				return err
+			}
+			return printJSON(out, map[string]any{"migrations": st})
+		})})
+	return cmd
+}
+
+// withMain opens the database for a command and closes it afterwards.
+func withMain(opts *Options, run func(*cobra.Command, *Main, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		m, err := Open(cmd.Context(), *opts)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		return run(cmd, m, args)
+	}
+}
+
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, p := range splitList(s) {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pfx.Masked())
+	}
+	return out, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

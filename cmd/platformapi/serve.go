@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"platformapi/api"
+	"platformapi/bunstore"
+	"platformapi/tools"
+)
+
+// ServeOptions configure `serve`.
+type ServeOptions struct {
+	Addr           string
+	Demo           bool
+	Networks       []netip.Prefix // nil: loopback and private ranges
+	AllowedOrigins []string       // MCP Origin allow-list
+}
+
+// Handler builds the HTTP handler: the API under /api/v1 and MCP at /mcp.
+func (m *Main) Handler(ctx context.Context, o ServeOptions) (http.Handler, error) {
+	key, err := m.store.ServerKey(ctx, "cursor")
+	if err != nil {
+		return nil, err
+	}
+	srv := api.New(api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger},
+		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store})
+	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
+		return nil, err
+	}
+	return srv.Router(), nil
+}
+
+// Run migrates the database, optionally sets up the demo, and serves HTTP on
+// o.Addr until ctx ends; then it drains requests for up to 10 seconds.
+func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
+	if _, err := bunstore.Migrate(ctx, m.db); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if !m.pepper.Configured() {
+		m.opts.Logger.Warn("no token pepper configured: every authenticated request answers 503 api_tokens_unconfigured")
+	}
+	if o.Demo {
+		if err := m.setupDemo(ctx, out); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	h, err := m.Handler(ctx, o)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	m.opts.Logger.Info("serving", "addr", ln.Addr().String(), "api", "http://"+ln.Addr().String()+api.Prefix, "mcp", "http://"+ln.Addr().String()+"/mcp")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

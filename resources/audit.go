@@ -1,0 +1,105 @@
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Actor is who makes a change, as the audit log records it.
+type Actor struct {
+	Label     string // person's e-mail, "system", "pipeline:<run>", "ops:<script>"
+	UserID    *int64 // the acting person, when one acts
+	AuthKind  string // AuthKindSession, AuthKindPAT, AuthKindServiceAccount or ""
+	TokenID   string // the API token used, for pat and service_account
+	RequestID string // the request's X-Request-ID
+	SourceIP  string // the client's address
+}
+
+// AuditEvent is one row of the audit log.
+type AuditEvent struct {
+	ID          int64
+	OccurredAt  time.Time
+	Actor       string
+	Action      string
+	EntityType  string
+	EntityID    *string
+	AuthKind    *string
+	TokenID     *string
+	RequestID   *string
+	SourceIP    *string
+	BeforeState json.RawMessage // null on a create
+	AfterState  json.RawMessage // null on a delete
+}
+
+// AuditFilter narrows the audit log; zero members do not filter.
+type AuditFilter struct {
+	Actor      string
+	Action     string
+	EntityType string
+	EntityID   string
+	Since      *time.Time // inclusive
+	Until      *time.Time // exclusive
+}
+
+// AuditReader reads the audit log, newest first.
+type AuditReader interface {
+	ListAuditEvents(ctx context.Context, f AuditFilter, q PageQuery) (Page[AuditEvent], error)
+	GetAuditEvent(ctx context.Context, id int64) (*AuditEvent, error)
+}
+
+// CodeAuditEventNotFound is the 404 code of an unknown audit event id.
+const CodeAuditEventNotFound = "audit_event_not_found"
+
+var secretMarkers = []string{
+	"secret", "password", "passwd", "token", "hash", "pepper", "credential",
+	"api_key", "apikey", "private_key", "signature", "cookie", "session_key",
+}
+
+// SecretLooking reports whether a member name looks like it holds a secret.
+func SecretLooking(name string) bool {
+	n := strings.ToLower(name)
+	for _, m := range secretMarkers {
+		if strings.Contains(n, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// AuditState renders an entity for before_state/after_state: its JSON form
+// with every secret-looking member nulled at any depth. A nil entity is SQL
+// NULL (nil).
+func AuditState(entity any) (json.RawMessage, error) {
+	if entity == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(entity)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(redact(v))
+}
+
+func redact(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if SecretLooking(k) {
+				x[k] = nil
+			} else {
+				x[k] = redact(val)
+			}
+		}
+	case []any:
+		for i := range x {
+			x[i] = redact(x[i])
+		}
+	}
+	return v
+}

@@ -1,0 +1,132 @@
+package resources
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+// User is a person of the installation. People are never deleted.
+type User struct {
+	ID            int64      `json:"id"`
+	Email         string     `json:"email"`
+	DisplayName   string     `json:"display_name"`
+	Roles         []string   `json:"roles"`
+	Status        string     `json:"status"` // "active" or "deactivated"
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	DeactivatedAt *time.Time `json:"deactivated_at"`
+}
+
+// Role is a named set of permission keys held by people.
+type Role struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Permissions []string  `json:"permissions"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// NewUser is what the portal needs to create a person.
+type NewUser struct {
+	Email       string
+	DisplayName string
+	Roles       []string
+}
+
+// NewServiceAccount is what the portal needs to create a service account.
+type NewServiceAccount struct {
+	Name        string
+	Description string
+	Permissions []string
+}
+
+// NewToken is what the portal needs to mint a token. ServiceAccount empty
+// mints a personal token for the acting person.
+type NewToken struct {
+	Name           string
+	Scopes         []string
+	Days           int
+	AllowDestroy   bool
+	AllowedIPs     []netip.Prefix
+	ServiceAccount string
+}
+
+// MintedToken is a freshly minted token: its record and its value, which is
+// shown this once and never stored.
+type MintedToken struct {
+	Token APIToken
+	Value string
+}
+
+// Portal carries out the actions reserved to a signed-in person. Each one
+// runs in one transaction with its audit event (auth kind "session").
+type Portal interface {
+	SetAPIEnabled(ctx context.Context, as string, enabled bool) (Settings, error)
+	CreateUser(ctx context.Context, as string, u NewUser) (User, error)
+	CreateRole(ctx context.Context, as string, r Role) (Role, error)
+	GrantRole(ctx context.Context, as, email, role string) (User, error)
+	RevokeRole(ctx context.Context, as, email, role string) (User, error)
+	ListRoles(ctx context.Context) ([]Role, error)
+	CreateServiceAccount(ctx context.Context, as string, sa NewServiceAccount) (ServiceAccount, error)
+	CreateToken(ctx context.Context, as string, t NewToken) (MintedToken, error)
+	RevokeToken(ctx context.Context, as string, id int64) (APIToken, error)
+	ExtendToken(ctx context.Context, as string, id int64, days int) (APIToken, error)
+}
+
+// Problem codes of portal actions.
+const (
+	CodeUserNotFound      = "user_not_found"
+	CodeRoleNotFound      = "role_not_found"
+	CodeEmailTaken        = "email_taken"
+	CodeRoleTaken         = "role_taken"
+	CodeNameTaken         = "name_taken"
+	CodeScopeNotAllowed   = "scope_not_allowed"
+	CodeSignInRequired    = "sign_in_required"
+	CodeTokenNotRevocable = "token_not_revocable"
+)
+
+// CheckMint applies the rules for minting a token: the minter must be an
+// active person holding api-tokens-admin-global; every scope must be
+// token-allowed and held by the minter and by the token's owner; the lifetime
+// must be 1 to 365 days.
+func CheckMint(minter, owner Principal, t NewToken) error {
+	if !minter.Active || minter.Kind != PrincipalUser {
+		return Errorf(KindForbidden, CodeSignInRequired, "only an active, signed-in person can mint tokens")
+	}
+	if !slices.Contains(minter.Permissions, PermAPITokensAdmin) {
+		return &Error{Kind: KindForbidden, Code: CodeForbidden, Detail: "minting a token needs " + PermAPITokensAdmin, Required: []string{PermAPITokensAdmin}}
+	}
+	if len(t.Name) < 1 || len(t.Name) > 80 {
+		return Invalid("name", CodeValidationFailed, "token name must be 1 to 80 characters")
+	}
+	if len(t.Scopes) == 0 {
+		return Invalid("scopes", CodeValidationFailed, "a token needs at least one scope")
+	}
+	for _, s := range t.Scopes {
+		switch {
+		case !TokenAllowed(s):
+			return Invalid("scopes", CodeScopeNotAllowed, "%q can never be put on a token", s)
+		case !slices.Contains(minter.Permissions, s):
+			return Invalid("scopes", CodeScopeNotAllowed, "%q is not held by the minting person", s)
+		case !slices.Contains(owner.Permissions, s):
+			return Invalid("scopes", CodeScopeNotAllowed, "%q is not held by the token's owner", s)
+		}
+	}
+	return ValidateTokenDays(t.Days)
+}
+
+// CheckGrantPermissions requires every key given to a service account to be
+// known and held by the person giving it.
+func CheckGrantPermissions(creator Principal, keys []string) error {
+	if err := ValidatePermissionKeys("permissions", keys); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !slices.Contains(creator.Permissions, k) {
+			return Invalid("permissions", CodeScopeNotAllowed, "%q is not held by the creating person", k)
+		}
+	}
+	return nil
+}

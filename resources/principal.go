@@ -1,0 +1,180 @@
+package resources
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"time"
+)
+
+// Principal kinds and authentication kinds as the contract names them.
+const (
+	PrincipalUser           = "user"
+	PrincipalServiceAccount = "service_account"
+	AuthKindSession         = "session"
+	AuthKindPAT             = "pat"
+	AuthKindServiceAccount  = "service_account"
+)
+
+// Principal is whoever a credential acts for: a person or a service account,
+// with the permission keys it holds at this moment.
+type Principal struct {
+	Kind        string   // PrincipalUser or PrincipalServiceAccount
+	ID          int64    //
+	Email       string   // people only
+	Name        string   // display name of a person, name of a service account
+	Active      bool     // false: deactivated person or disabled account
+	Permissions []string // held now: a person's roles' keys, an account's keys
+}
+
+// Label is how the principal appears as an audit actor: a person's e-mail
+// address, or "service-account:<name>".
+func (p Principal) Label() string {
+	if p.Kind == PrincipalUser {
+		return p.Email
+	}
+	return "service-account:" + p.Name
+}
+
+// Credential is a presented API token resolved to its record, its owner and
+// the person who minted it.
+type Credential struct {
+	Token   APIToken
+	Owner   Principal
+	Minter  Principal
+	Address netip.Addr // the client's address, when known
+}
+
+// EffectiveScopes is the token's scopes intersected with what its owner holds
+// now, so a token never does more than its owner.
+func (c *Credential) EffectiveScopes() []string {
+	return Intersect(c.Token.Scopes, c.Owner.Permissions)
+}
+
+// AuthKind is "pat" for a personal token and "service_account" otherwise.
+func (c *Credential) AuthKind() string {
+	if c.Token.Kind == TokenKindServiceAccount {
+		return AuthKindServiceAccount
+	}
+	return AuthKindPAT
+}
+
+// Check applies the rules that make a found token unusable, in a fixed order:
+// revoked, expired, owner disabled, address not allowed.
+func (c *Credential) Check(now time.Time, addr netip.Addr) error {
+	t := c.Token
+	switch {
+	case t.RevokedAt != nil:
+		return Errorf(KindUnauthorized, CodeTokenRevoked, "the token was revoked")
+	case !now.Before(t.ExpiresAt):
+		return Errorf(KindUnauthorized, CodeTokenExpired, "the token expired at %s", t.ExpiresAt.UTC().Format(time.RFC3339))
+	case !c.Owner.Active:
+		return Errorf(KindUnauthorized, CodePrincipalDisabled, "the token's owner is deactivated or disabled")
+	case !t.AllowsAddress(addr):
+		return Errorf(KindUnauthorized, CodeTokenIPNotAllowed, "the token may not be used from this address")
+	}
+	return nil
+}
+
+// APIToken is the stored metadata of a token; its value is never kept.
+type APIToken struct {
+	ID               int64
+	Kind             string // TokenKindPersonal or TokenKindServiceAccount
+	Name             string
+	UserID           *int64
+	ServiceAccountID *int64
+	MintedBy         int64
+	Scopes           []string
+	AllowDestroy     bool
+	AllowedIPs       []netip.Prefix // empty: any address
+	ExpiresAt        time.Time
+	RevokedAt        *time.Time
+	RevokedBy        *string
+	LastUsedAt       *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// Token statuses, derived from the record and the clock.
+const (
+	TokenActive  = "active"
+	TokenExpired = "expired"
+	TokenRevoked = "revoked"
+)
+
+// Status derives active, expired or revoked at the given moment.
+func (t APIToken) Status(now time.Time) string {
+	switch {
+	case t.RevokedAt != nil:
+		return TokenRevoked
+	case !now.Before(t.ExpiresAt):
+		return TokenExpired
+	}
+	return TokenActive
+}
+
+// AllowsAddress reports whether the token may be used from addr. A token
+// without address restrictions allows any; one with restrictions refuses an
+// unknown address.
+func (t APIToken) AllowsAddress(addr netip.Addr) bool {
+	if len(t.AllowedIPs) == 0 {
+		return true
+	}
+	addr = addr.Unmap()
+	return addr.IsValid() && slices.ContainsFunc(t.AllowedIPs, func(p netip.Prefix) bool { return p.Contains(addr) })
+}
+
+// ExpiryWarning names the warning window a token is in: "14d", "3d" or "".
+func (t APIToken) ExpiryWarning(now time.Time) string {
+	left := t.ExpiresAt.Sub(now)
+	switch {
+	case left <= 0:
+		return ""
+	case left <= 3*24*time.Hour:
+		return "3d"
+	case left <= 14*24*time.Hour:
+		return "14d"
+	}
+	return ""
+}
+
+// ServiceAccount is a non-person principal that acts only through tokens.
+type ServiceAccount struct {
+	ID          int64
+	Name        string
+	Description string
+	Permissions []string
+	Status      string // "active" or "disabled"
+	CreatedBy   int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// TokenFilter narrows a token listing; zero members do not filter.
+type TokenFilter struct {
+	UserID           int64
+	ServiceAccountID int64
+	Status           string // TokenActive, TokenExpired, TokenRevoked
+}
+
+// Credentials resolves presented tokens; the API's authentication uses it.
+type Credentials interface {
+	// CredentialByHash finds the token with that keyed hash, its owner and
+	// minter as they are now; a *Error token_invalid when there is none.
+	CredentialByHash(ctx context.Context, hash []byte) (*Credential, error)
+	// TouchToken records a use of the token at that moment (callers batch).
+	TouchToken(ctx context.Context, id int64, at time.Time) error
+}
+
+// TokenReader lists token and service-account metadata for the API.
+type TokenReader interface {
+	ListTokens(ctx context.Context, f TokenFilter, q PageQuery) (Page[APIToken], error)
+	GetToken(ctx context.Context, id int64) (*APIToken, error)
+	ListServiceAccounts(ctx context.Context, q PageQuery) (Page[ServiceAccount], error)
+}
+
+// Problem codes of tokens and service accounts.
+const (
+	CodeAPITokenNotFound       = "api_token_not_found"
+	CodeServiceAccountNotFound = "service_account_not_found"
+)
