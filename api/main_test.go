@@ -1,9 +1,19 @@
 package api_test
 
 import (
+	"strconv"
 	"testing"
 
 	"platformapi/bunstore/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func parseInt(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

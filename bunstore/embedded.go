@@ -53,8 +53,9 @@ type EmbeddedOption func(*embeddedConfig)
 type embeddedConfig struct{ noSync bool }
 
 // WithNoSync makes the cluster skip every fsync (initdb --no-sync; fsync,
-// synchronous_commit, full_page_writes off): much faster, but an OS crash
-// can corrupt the data. Use it only for throwaway (test) clusters.
+// synchronous_commit, full_page_writes off): much faster, but a server crash
+// loses the last commits and an OS crash can corrupt the data. Use it only
+// for throwaway (test) clusters.
 func WithNoSync() EmbeddedOption {
 	return func(c *embeddedConfig) { c.noSync = true }
 }
@@ -115,8 +116,12 @@ func (e *Embedded) boot(ctx context.Context, dir string, cfg embeddedConfig) err
 // findBinaries returns the directory holding initdb and postgres: the one
 // the initdb on PATH lives in, else the newest /usr/lib/postgresql/N/bin.
 func findBinaries() (string, error) {
+	version := func(binDir string) int { // N in /usr/lib/postgresql/N/bin
+		n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+		return n
+	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(dirs, func(a, b string) int { return versionOf(b) - versionOf(a) })
+	slices.SortFunc(dirs, func(a, b string) int { return version(b) - version(a) })
 	if p, err := exec.LookPath("initdb"); err == nil {
 		if p, err = filepath.EvalSymlinks(p); err == nil {
 			dirs = slices.Insert(dirs, 0, filepath.Dir(p))
@@ -129,12 +134,6 @@ func findBinaries() (string, error) {
 	}
 	return "", errors.New("no PostgreSQL server binaries (initdb, postgres) on PATH or in /usr/lib/postgresql/*/bin;" +
 		" install them (Debian/Ubuntu: apt-get install postgresql) or configure an external database")
-}
-
-// versionOf extracts N from /usr/lib/postgresql/N/bin (0 if not a number).
-func versionOf(binDir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return n
 }
 
 func isExecutable(path string) bool {
@@ -183,9 +182,6 @@ func (e *Embedded) prepareDirs(dir string, cred *syscall.Credential) error {
 			return err
 		}
 		e.tempSock = true
-	}
-	if len(e.sockDir)+len(socketName) > maxSocketPath {
-		return fmt.Errorf("socket dir %s is too long for a Unix socket", e.sockDir)
 	}
 	return ownedDir(e.sockDir, cred)
 }
@@ -264,10 +260,7 @@ func (e *Embedded) initCluster(ctx context.Context, binDir string, cred *syscall
 		args = append(args, "--no-sync")
 	}
 	e.logger.Info("embedded postgres: creating cluster", "data_dir", e.dataDir)
-	cmd, err := e.command(ctx, filepath.Join(binDir, "initdb"), cred, args...)
-	if err == nil {
-		err = startCmd(cmd)
-	}
+	cmd, err := e.spawn(ctx, filepath.Join(binDir, "initdb"), cred, args...)
 	if err == nil {
 		err = cmd.Wait()
 	}
@@ -277,31 +270,23 @@ func (e *Embedded) initCluster(ctx context.Context, binDir string, cred *syscall
 	return os.Rename(tmp, e.dataDir)
 }
 
-// command prepares binary to run as cred in its own process group, output
-// appended to the server log, its process group killed if ctx ends. The
-// child gets SIGINT (PostgreSQL's fast shutdown) if the thread that started
-// it dies, so a killed test binary does not leave a server running.
-func (e *Embedded) command(ctx context.Context, binary string, cred *syscall.Credential, args ...string) (*exec.Cmd, error) {
+// spawn starts binary as cred in its own process group, output appended to
+// the server log, the group killed if ctx ends. The child gets SIGINT
+// (PostgreSQL's fast shutdown) if the thread that started it dies, so a
+// killed test binary does not leave a server running.
+func (e *Embedded) spawn(ctx context.Context, binary string, cred *syscall.Credential, args ...string) (*exec.Cmd, error) {
 	logFile, err := os.OpenFile(e.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
+	defer logFile.Close() // the child has its own descriptor
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile // closed by startCmd
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT, Credential: cred}
-	return cmd, nil
-}
-
-// startCmd starts cmd and closes our copy of its log file.
-func startCmd(cmd *exec.Cmd) error {
-	err := cmd.Start()
-	if f, ok := cmd.Stdout.(*os.File); ok {
-		_ = f.Close()
-	}
-	return err
+	return cmd, cmd.Start()
 }
 
 // start launches the postmaster and reaps it in the background.
@@ -320,11 +305,7 @@ func (e *Embedded) start(binDir string, cred *syscall.Credential, cfg embeddedCo
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
 	// Not the startup ctx: the server outlives it.
-	e.cmd, err = e.command(context.Background(), filepath.Join(binDir, "postgres"), cred, args...)
-	if err == nil {
-		err = startCmd(e.cmd)
-	}
-	if err != nil {
+	if e.cmd, err = e.spawn(context.Background(), filepath.Join(binDir, "postgres"), cred, args...); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}
 	go func() {
@@ -353,6 +334,14 @@ func (e *Embedded) waitReady(ctx context.Context) error {
 				ctx.Err(), err, e.logPath, e.logTail())
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// waitGroupGone waits (up to 5s) for group pgid to be gone: a killed
+// server's backends block the next start while they hold shared memory.
+func waitGroupGone(pgid int) {
+	for i := 0; i < 100 && syscall.Kill(-pgid, 0) == nil; i++ {
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -395,5 +384,6 @@ func (e *Embedded) stop() error {
 	e.logger.Warn("embedded postgres did not stop in time; killing it", "pid", e.cmd.Process.Pid)
 	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 	<-e.exited
+	waitGroupGone(e.cmd.Process.Pid)
 	return fmt.Errorf("bunstore: embedded postgres did not shut down within %s and was killed", stopTimeout)
 }

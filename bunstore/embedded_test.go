@@ -15,10 +15,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func startTestCluster(t *testing.T, dir string) *Embedded {
+func startTestCluster(t *testing.T, dir string, opts ...EmbeddedOption) *Embedded {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), nil))
-	e, err := StartEmbedded(t.Context(), dir, logger, WithNoSync())
+	e, err := StartEmbedded(t.Context(), dir, logger, opts...)
 	if err != nil {
 		t.Fatalf("StartEmbedded: %v", err)
 	}
@@ -54,7 +54,7 @@ func queryInt(t *testing.T, dsn, sql string) int {
 
 func TestEmbedded_ServesConnectionsUntilStopped(t *testing.T) {
 	dir := t.TempDir()
-	e := startTestCluster(t, dir)
+	e := startTestCluster(t, dir, WithNoSync())
 
 	db, err := Open(t.Context(), e.DSN("postgres"))
 	if err != nil {
@@ -89,13 +89,13 @@ func TestEmbedded_ServesConnectionsUntilStopped(t *testing.T) {
 
 func TestEmbedded_RestartReusesDataDir(t *testing.T) {
 	dir := t.TempDir()
-	e := startTestCluster(t, dir)
+	e := startTestCluster(t, dir, WithNoSync())
 	mustExec(t, e.DSN("postgres"), "CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)")
 	if err := e.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 
-	e = startTestCluster(t, dir)
+	e = startTestCluster(t, dir, WithNoSync())
 	if got := queryInt(t, e.DSN("postgres"), "SELECT v FROM kept"); got != 42 {
 		t.Errorf("after restart kept.v = %d; want 42", got)
 	}
@@ -121,7 +121,7 @@ func TestEmbedded_RemovesStalePostmasterPid(t *testing.T) {
 	for name, pid := range map[string]int{"dead pid": done.Process.Pid, "reused pid": sleeper.Process.Pid} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := startTestCluster(t, dir).Stop(); err != nil {
+			if err := startTestCluster(t, dir, WithNoSync()).Stop(); err != nil {
 				t.Fatalf("Stop: %v", err)
 			}
 			pidFile := filepath.Join(dir, "pgdata", "postmaster.pid")
@@ -129,7 +129,7 @@ func TestEmbedded_RemovesStalePostmasterPid(t *testing.T) {
 			if err := os.WriteFile(pidFile, []byte(stale), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			e := startTestCluster(t, dir)
+			e := startTestCluster(t, dir, WithNoSync())
 			if got := queryInt(t, e.DSN("postgres"), "SELECT 1"); got != 1 {
 				t.Errorf("SELECT 1 = %d", got)
 			}
@@ -139,6 +139,7 @@ func TestEmbedded_RemovesStalePostmasterPid(t *testing.T) {
 
 func TestEmbedded_RecoversAfterServerIsKilled(t *testing.T) {
 	dir := t.TempDir()
+	// Not WithNoSync: with synchronous_commit off a crash may lose the row.
 	e := startTestCluster(t, dir)
 	mustExec(t, e.DSN("postgres"), "CREATE TABLE kept (v int); INSERT INTO kept VALUES (7)")
 
@@ -146,11 +147,12 @@ func TestEmbedded_RecoversAfterServerIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-e.exited
+	waitGroupGone(e.cmd.Process.Pid) // backends exit once they notice
 	if err := e.Stop(); err == nil {
 		t.Error("Stop after the server died = nil; want an error saying so")
 	}
 
-	e = startTestCluster(t, dir)
+	e = startTestCluster(t, dir, WithNoSync())
 	if got := queryInt(t, e.DSN("postgres"), "SELECT v FROM kept"); got != 7 {
 		t.Errorf("after crash recovery kept.v = %d; want 7", got)
 	}
@@ -158,7 +160,7 @@ func TestEmbedded_RecoversAfterServerIsKilled(t *testing.T) {
 
 func TestEmbedded_RefusesDataDirInUse(t *testing.T) {
 	dir := t.TempDir()
-	startTestCluster(t, dir)
+	startTestCluster(t, dir, WithNoSync())
 
 	e, err := StartEmbedded(t.Context(), dir, slog.New(slog.DiscardHandler), WithNoSync())
 	if err == nil {
@@ -172,7 +174,7 @@ func TestEmbedded_RefusesDataDirInUse(t *testing.T) {
 
 func TestEmbedded_LongDirUsesShortSocketDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
-	e := startTestCluster(t, dir)
+	e := startTestCluster(t, dir, WithNoSync())
 	if !e.tempSock || strings.HasPrefix(e.sockDir, dir) {
 		t.Errorf("socket dir = %s; want a short temporary dir", e.sockDir)
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,14 +43,15 @@ func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 
 // Env is one running API over its own database.
 type Env struct {
-	T      testing.TB
-	Store  *bunstore.Store
-	Portal resources.Portal
-	Server *api.Server
-	HTTP   *httptest.Server
-	Clock  *Clock
-	Logs   *bytes.Buffer // everything the server logged; read with LogText
-	logs   *lockedWriter
+	T       testing.TB
+	Store   *bunstore.Store
+	Portal  resources.Portal
+	Server  *api.Server
+	HTTP    *httptest.Server
+	Clock   *Clock
+	Logs    *bytes.Buffer        // everything the server logged; read with LogText
+	Lookups *CountingCredentials // the real store, counting token lookups
+	logs    *lockedWriter
 }
 
 // Options adjust an Env; zero values take the defaults.
@@ -89,8 +91,9 @@ func New(t testing.TB, o Options) *Env {
 	}
 	e.logs = &lockedWriter{w: e.Logs}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
+	e.Lookups = &CountingCredentials{Credentials: st}
 	e.Server = api.New(api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now},
-		api.Services{Settings: st, Credentials: st, Tokens: st, Audit: st})
+		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st})
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}
@@ -186,3 +189,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// CountingCredentials counts the token lookups that reach the real store.
+type CountingCredentials struct {
+	resources.Credentials
+	n atomic.Int64
+}
+
+// CredentialByHash counts and delegates.
+func (c *CountingCredentials) CredentialByHash(ctx context.Context, hash []byte) (*resources.Credential, error) {
+	c.n.Add(1)
+	return c.Credentials.CredentialByHash(ctx, hash)
+}
+
+// Count is how many lookups reached the store.
+func (c *CountingCredentials) Count() int64 { return c.n.Load() }

@@ -1,0 +1,143 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"platformapi/api"
+	"platformapi/api/apitest"
+	"platformapi/resources"
+)
+
+func TestProblems_UnknownPath_404NotFound(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	m := assertProblem(t, e.Do("GET", "/api/v1/nothing-here", "", nil), 404, "not_found")
+	if m["instance"] != "/api/v1/nothing-here" {
+		t.Fatalf("instance: %v", m["instance"])
+	}
+	assertProblem(t, e.Do("GET", "/elsewhere", "", nil), 404, "not_found")
+}
+
+func TestProblems_WrongMethod_405(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	assertProblem(t, e.Do("DELETE", "/api/v1/whoami", e.Token(resources.PermAIRead), nil), 405, "method_not_allowed")
+}
+
+func TestProblems_InvalidQueryParameter_400WithField(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAuditRead)
+	for q, field := range map[string]string{"limit=0": "limit", "limit=501": "limit", "limit=x": "limit", "bogus=1": "bogus", "since=yesterday": "since"} {
+		m := assertProblem(t, e.Do("GET", "/api/v1/audit-events?"+q, tok, nil), 400, "invalid_parameter")
+		if m["field"] != field {
+			t.Fatalf("%s: field %v, want %s", q, m["field"], field)
+		}
+	}
+}
+
+// echoInput is a test-only operation with a body, to exercise the shared
+// body mechanisms (content type, validation) before real writes exist.
+type echoInput struct {
+	Body struct {
+		Name  string `json:"name" minLength:"2" maxLength:"5"`
+		Count int    `json:"count,omitempty" minimum:"1"`
+	}
+}
+
+type echoOutput struct {
+	Body struct {
+		Name string `json:"name"`
+	}
+}
+
+func withEcho(s *api.Server) {
+	api.Register(s.API(), api.Op{ID: "test-echo", Method: http.MethodPost, Path: "/test-echo", Summary: "Echo",
+		Errors: []int{415, 422}}, func(_ context.Context, in *echoInput) (*echoOutput, error) {
+		out := &echoOutput{}
+		out.Body.Name = in.Body.Name
+		return out, nil
+	})
+}
+
+func TestProblems_WrongContentType_415(t *testing.T) {
+	e := apitest.New(t, apitest.Options{Mount: withEcho})
+	tok := e.Token(resources.PermAIRead)
+	r := e.Do("POST", "/api/v1/test-echo", tok, `{"name":"abc"}`, "Content-Type", "text/plain")
+	assertProblem(t, r, 415, "unsupported_media_type")
+	if r.Header.Get("Accept-Post") != "application/json" {
+		t.Fatalf("Accept-Post: %q", r.Header.Get("Accept-Post"))
+	}
+	if r := e.Do("POST", "/api/v1/test-echo", tok, `{"name":"abc"}`); r.Status != 200 {
+		t.Fatalf("json body refused: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestProblems_InvalidBody_422ValidationFailedWithField(t *testing.T) {
+	e := apitest.New(t, apitest.Options{Mount: withEcho})
+	tok := e.Token(resources.PermAIRead)
+	for body, field := range map[string]string{`{"name":"a"}`: "name", `{}`: "name", `{"name":"abc","zeta":1,"alpha":2}`: "alpha",
+		`{"Name":"abc"}`: "name", `{"name":"abc","count":0}`: "count"} {
+		m := assertProblem(t, e.Do("POST", "/api/v1/test-echo", tok, body), 422, "validation_failed")
+		if m["field"] != field {
+			t.Fatalf("%s: field %v, want %s", body, m["field"], field)
+		}
+		if strings.Contains(string(e.Do("POST", "/api/v1/test-echo", tok, body).Body), `"value"`) {
+			t.Fatal("a problem must not echo submitted values")
+		}
+	}
+}
+
+func TestRequestID_EchoedWhenValidReplacedOtherwise(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAIRead)
+	if got := e.Do("GET", "/api/v1/meta", tok, nil, "X-Request-ID", "abc.DEF_1:2-3").Header.Get("X-Request-ID"); got != "abc.DEF_1:2-3" {
+		t.Fatalf("valid id not echoed: %q", got)
+	}
+	for _, bad := range []string{"has space", strings.Repeat("a", 65), "semi;colon"} {
+		r := e.Do("GET", "/api/v1/nope", tok, nil, "X-Request-ID", bad)
+		got := r.Header.Get("X-Request-ID")
+		if got == bad || got == "" || r.JSON(t)["request_id"] != got {
+			t.Fatalf("invalid id %q: header %q body %v", bad, got, r.JSON(t)["request_id"])
+		}
+	}
+}
+
+func TestAPIOff_EveryPath404(t *testing.T) {
+	e := apitest.New(t, apitest.Options{Disabled: true})
+	tok := e.Token(resources.PermAIRead)
+	for _, p := range []string{"/api/v1/whoami", "/api/v1/openapi.json", "/api/v1/docs", "/mcp"} {
+		assertProblem(t, e.Do("GET", p, tok, nil), 404, "not_found")
+	}
+	if _, err := e.Portal.SetAPIEnabled(context.Background(), apitest.AdminEmail, true); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(time.Second) // the switch is re-read at least every 500 ms
+	if r := e.Do("GET", "/api/v1/whoami", tok, nil); r.Status != 200 {
+		t.Fatalf("after enable: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestRateLimit_601stUnitIn1Minute_429WithRetryAfter(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAIRead)
+	for i := range 600 {
+		if r := e.Do("GET", "/api/v1/meta", tok, nil); r.Status != 200 {
+			t.Fatalf("request %d: %d", i+1, r.Status)
+		}
+	}
+	r := e.Do("GET", "/api/v1/meta", tok, nil)
+	assertProblem(t, r, 429, "rate_limited")
+	if ra := r.Header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Fatalf("Retry-After %q", ra)
+	}
+	other := e.Token(resources.PermAIRead)
+	if r := e.Do("GET", "/api/v1/meta", other, nil); r.Status != 200 {
+		t.Fatal("the limit is per token")
+	}
+	e.Clock.Advance(time.Second) // 10 units refill per second
+	if r := e.Do("GET", "/api/v1/meta", tok, nil); r.Status != 200 {
+		t.Fatalf("after refill: %d", r.Status)
+	}
+}
