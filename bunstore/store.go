@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -44,18 +45,18 @@ type auditEntry struct {
 // auditRow is the bun model of audit_events.
 type auditRow struct {
 	bun.BaseModel `bun:"table:audit_events"`
-	ID            int64     `bun:"id,pk,autoincrement"`
-	OccurredAt    time.Time `bun:"occurred_at,nullzero,default:clock_timestamp()"`
-	Actor         string    `bun:"actor"`
-	Action        string    `bun:"action"`
-	EntityType    string    `bun:"entity_type"`
-	EntityID      *string   `bun:"entity_id"`
-	AuthKind      *string   `bun:"auth_kind"`
-	TokenID       *string   `bun:"token_id"`
-	RequestID     *string   `bun:"request_id"`
-	SourceIP      *string   `bun:"source_ip"`
-	BeforeState   []byte    `bun:"before_state,type:jsonb,nullzero"`
-	AfterState    []byte    `bun:"after_state,type:jsonb,nullzero"`
+	ID            int64           `bun:"id,pk,autoincrement"`
+	OccurredAt    time.Time       `bun:"occurred_at,nullzero,default:clock_timestamp()"`
+	Actor         string          `bun:"actor"`
+	Action        string          `bun:"action"`
+	EntityType    string          `bun:"entity_type"`
+	EntityID      *string         `bun:"entity_id"`
+	AuthKind      *string         `bun:"auth_kind"`
+	TokenID       *string         `bun:"token_id"`
+	RequestID     *string         `bun:"request_id"`
+	SourceIP      *string         `bun:"source_ip"`
+	BeforeState   json.RawMessage `bun:"before_state,type:jsonb,nullzero"`
+	AfterState    json.RawMessage `bun:"after_state,type:jsonb,nullzero"`
 }
 
 // writeAudit inserts the audit event of a change inside its transaction, with

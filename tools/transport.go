@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"platformapi/api"
 	"platformapi/resources"
 )
 
@@ -22,6 +23,7 @@ const (
 	codeOriginNotAllowed     = "origin_not_allowed"
 	codeUnsupportedMediaType = "unsupported_media_type"
 	codeBodyTooLarge         = "body_too_large"
+	codeMalformedBody        = "malformed_body"
 )
 
 // errNoOuterRequest is an internal fault: a tool handler ran without the
@@ -96,7 +98,7 @@ func checkContentType(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	w.Header().Set("Accept-Post", "application/json")
-	return &resources.Error{Kind: resources.KindBadRequest, Code: codeUnsupportedMediaType,
+	return &api.Problem{Status: http.StatusUnsupportedMediaType, Code: codeUnsupportedMediaType,
 		Detail: "send the JSON-RPC message as application/json"}
 }
 
@@ -109,11 +111,11 @@ func bufferBody(r *http.Request) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	_ = r.Body.Close()
 	if err != nil {
-		return &resources.Error{Kind: resources.KindBadRequest, Code: "malformed_body",
+		return &api.Problem{Status: http.StatusBadRequest, Code: codeMalformedBody,
 			Detail: "the request body could not be read"}
 	}
 	if len(b) > maxBodyBytes {
-		return &resources.Error{Kind: resources.KindBadRequest, Code: codeBodyTooLarge,
+		return &api.Problem{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge,
 			Detail: "the request body is larger than 1 MiB"}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))

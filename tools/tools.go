@@ -1,0 +1,99 @@
+// Package tools is the MCP side of platformapi: every read (GET) operation
+// declared in the api package becomes an MCP tool, served by mcp-go's
+// streamable HTTP transport (stateless) at POST /mcp on the API's router.
+//
+// Nothing here is written per endpoint. The tool list is derived from the
+// Huma OpenAPI document, and a tool call is an in-process GET through the
+// same router with the caller's bearer token, so authentication,
+// permissions, rate limit (an MCP call costs 2 units), audit and problem
+// documents are exactly those of REST.
+package tools
+
+import (
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+// Path is where the MCP endpoint is mounted on the root router. Only POST
+// is routed; GET and DELETE answer the router's 405 problem.
+const Path = "/mcp"
+
+// serverName is the MCP server's implementation name.
+const serverName = "platformapi"
+
+// instructions tell an agent how the tools behave.
+const instructions = "Read-only tools over the platform management API (" + api.Prefix + "). " +
+	"Each tool is one GET operation: its arguments are the operation's path and query parameters, " +
+	"its result is the same JSON the REST API answers. A refused call is a tool error whose " +
+	"structured content is an RFC 9457 problem document; branch on its `code`. Lists are paged: " +
+	"pass `next_cursor` back as `cursor` until it is null. Each call counts as two requests " +
+	"against the token's per-minute rate limit."
+
+// Config configures the MCP endpoint.
+type Config struct {
+	// AllowedOrigins are the exact Origin header values (for example
+	// "https://portal.example") a POST /mcp may carry. A request without
+	// Origin is always accepted; with an empty list, any request carrying
+	// Origin is refused with 403 origin_not_allowed.
+	AllowedOrigins []string
+}
+
+// MCP is the mounted MCP endpoint: the derived tools and the mcp-go server
+// answering them.
+type MCP struct {
+	srv   *api.Server
+	cfg   Config
+	specs []toolSpec
+	mcp   *server.MCPServer
+}
+
+// New derives the tools from srv's OpenAPI document and mounts POST /mcp on
+// srv.Router(). Call it after every operation is registered. It fails when
+// an operation cannot become a tool (missing or duplicate operation id,
+// unresolvable parameter schema).
+func New(srv *api.Server, cfg Config) (*MCP, error) {
+	specs, err := deriveTools(srv.API().OpenAPI())
+	if err != nil {
+		return nil, err
+	}
+	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
+	m := &MCP{srv: srv, cfg: cfg, specs: specs}
+	m.mcp = server.NewMCPServer(serverName, resources.APIVersion,
+		server.WithTitle("Cloud Platform Management API"),
+		server.WithInstructions(instructions),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithRecovery(),
+	)
+	for _, s := range specs {
+		m.mcp.AddTool(s.tool, m.handler(s))
+	}
+	m.addCatalogues()
+	// Stateless: no Mcp-Session-Id, any replica serves any request. The
+	// localhost DNS-rebinding guard is off because it refuses (with a plain
+	// text 403) every request a same-host reverse proxy forwards over
+	// loopback with the public Host; guard's Origin check, plus the
+	// required bearer token, is the defence instead.
+	h := server.NewStreamableHTTPServer(m.mcp,
+		server.WithStateLess(true),
+		server.WithDisableLocalhostProtection(true),
+		server.WithStreamableHTTPLogger(srv.Logger()),
+	)
+	srv.Router().With(m.guard).Post(Path, h.ServeHTTP)
+	return m, nil
+}
+
+// Tools returns the tools served, sorted by name.
+func (m *MCP) Tools() []mcp.Tool {
+	out := make([]mcp.Tool, len(m.specs))
+	for i, s := range m.specs {
+		out[i] = s.tool
+		out[i].RawInputSchema = slices.Clone(s.tool.RawInputSchema)
+	}
+	return out
+}
