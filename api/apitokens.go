@@ -26,7 +26,7 @@ type APIToken struct {
 	AllowedIPs    []string   `json:"allowed_ips" doc:"Networks the token may be used from; empty: any"`
 	Status        string     `json:"status" enum:"active,expired,revoked"`
 	ExpiresAt     time.Time  `json:"expires_at"`
-	ExpiryWarning *string    `json:"expiry_warning" nullable:"true" enum:"14d,3d"`
+	ExpiryWarning *string    `json:"expiry_warning" nullable:"true" doc:"14d or 3d within 14 or 3 days of expiry, else null"`
 	RevokedAt     *time.Time `json:"revoked_at" nullable:"true"`
 	LastUsedAt    *time.Time `json:"last_used_at" nullable:"true" doc:"Recorded at most once a minute"`
 	CreatedAt     time.Time  `json:"created_at"`

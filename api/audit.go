@@ -13,7 +13,7 @@ import (
 type AuditEvent struct {
 	ID          string          `json:"id" doc:"Positive integer in a string; grows with time but is not a clock"`
 	OccurredAt  time.Time       `json:"occurred_at"`
-	Actor       string          `json:"actor" doc:"E-mail at the time, or system, pipeline:<run id>, ops:<script>"`
+	Actor       string          `json:"actor" doc:"The person's e-mail at the time, or system, pipeline:RUN, ops:SCRIPT"`
 	Action      string          `json:"action" example:"api_token.create"`
 	EntityType  string          `json:"entity_type" example:"api_token"`
 	EntityID    *string         `json:"entity_id" nullable:"true"`

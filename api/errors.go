@@ -17,6 +17,8 @@ func init() {
 		return newProblem(status, msg, errs...)
 	}
 	huma.ValidateStrictCasing = true
+	// Our lists are never null: an empty list is [].
+	huma.DefaultArrayNullable = false
 }
 
 // stampProblem is a Huma transformer: it completes every problem Huma writes

@@ -22,7 +22,7 @@ type WhoamiToken struct {
 	Name          string    `json:"name"`
 	ExpiresAt     time.Time `json:"expires_at"`
 	AllowDestroy  bool      `json:"allow_destroy"`
-	ExpiryWarning *string   `json:"expiry_warning" nullable:"true" enum:"14d,3d" doc:"Set within 14 and 3 days of expiry"`
+	ExpiryWarning *string   `json:"expiry_warning" nullable:"true" doc:"14d or 3d within 14 or 3 days of expiry, else null"`
 }
 
 // WhoamiOutput is the answer of GET /whoami.

@@ -97,6 +97,12 @@ func (s *Server) humaConfig() huma.Config {
 	cfg := huma.DefaultConfig("Cloud Platform Management API", resources.APIVersion)
 	cfg.Info.Description = "Management API of one cloud platform installation (platform " +
 		resources.PlatformVersion + "). Every error is an RFC 9457 problem document."
+	cfg.Info.Contact = &huma.Contact{Name: "Installation operator", URL: "https://example.invalid/support"}
+	cfg.Tags = []*huma.Tag{
+		{Name: "Meta", Description: "Who is calling, versions and the permission catalogue."},
+		{Name: "API tokens", Description: "Metadata of API tokens and service accounts (tokens are minted in the portal)."},
+		{Name: "Audit", Description: "The audit log of every change."},
+	}
 	cfg.Servers = []*huma.Server{{URL: Prefix}}
 	cfg.OpenAPIPath = "/openapi"
 	cfg.DocsPath = "/docs"

@@ -1,0 +1,138 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/humatest"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+type sampleIn struct {
+	ID    string   `path:"id" doc:"Thing id"`
+	Tags  []string `query:"tag,explode" doc:"Any of these tags"`
+	Kinds []string `query:"kinds"`
+	Limit int      `query:"limit" minimum:"1" default:"10"`
+	Must  string   `query:"must" required:"true"`
+	Trace string   `header:"X-Trace"`
+}
+
+type sampleOut struct{ Body struct{ OK bool } }
+
+// sampleAPI declares, on one path, a GET and every write method, plus a
+// hidden GET, and returns its OpenAPI document.
+func sampleAPI(t *testing.T) *huma.OpenAPI {
+	_, a := humatest.New(t)
+	h := func(context.Context, *sampleIn) (*sampleOut, error) { return &sampleOut{}, nil }
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		huma.Register(a, huma.Operation{OperationID: "op-" + m, Method: m, Path: "/things/{id}",
+			Summary: "Sum " + m, Description: "Desc " + m}, h)
+	}
+	huma.Register(a, huma.Operation{OperationID: "hidden-get", Method: "GET", Path: "/hidden/{id}", Hidden: true}, h)
+	return a.OpenAPI()
+}
+
+func TestDerive_OnlyVisibleGETs(t *testing.T) {
+	specs, err := deriveTools(sampleAPI(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 1 || specs[0].tool.Name != "op-GET" {
+		t.Fatalf("tools %v", specs)
+	}
+	s := specs[0]
+	if s.tool.Description != "Sum GET\n\nDesc GET" || s.tool.Title != "Sum GET" || s.tool.Annotations.Title != "Sum GET" {
+		t.Fatalf("texts %q %q", s.tool.Description, s.tool.Title)
+	}
+	var schema struct {
+		Properties           map[string]map[string]any `json:"properties"`
+		Required             []string                  `json:"required"`
+		AdditionalProperties bool                      `json:"additionalProperties"`
+	}
+	if err := json.Unmarshal(s.tool.RawInputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(schema.Required, []string{"id", "must"}) || schema.AdditionalProperties ||
+		len(schema.Properties) != 5 || schema.Properties["id"]["description"] != "Thing id" ||
+		schema.Properties["limit"]["default"] != 10.0 {
+		t.Fatalf("schema %s", s.tool.RawInputSchema)
+	}
+	target, err := s.target(map[string]any{"id": "a/b", "tag": []any{"x", "y"}, "kinds": []any{"p", "q"},
+		"limit": json.Number("2.0"), "must": true, "extra": nil})
+	if err != nil || target != api.Prefix+"/things/a%2Fb?extra=&kinds=p%2Cq&limit=2&must=true&tag=x&tag=y" {
+		t.Fatalf("target %q %v", target, err)
+	}
+}
+
+func TestDerive_MissingPathArgument(t *testing.T) {
+	specs, err := deriveTools(sampleAPI(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []map[string]any{{}, {"id": nil}, {"id": ""}} {
+		_, err := specs[0].target(args)
+		var re *resources.Error
+		if !errors.As(err, &re) || re.Kind != resources.KindBadRequest || re.Code != codeInvalidParameter || re.Field != "id" {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+}
+
+func TestArgString(t *testing.T) {
+	for in, want := range map[any]string{
+		"x": "x", json.Number("12345678901234567890"): "12345678901234567890", json.Number("5e1"): "50",
+		json.Number("2.5"): "2.5", 3.0: "3", true: "true", false: "false",
+	} {
+		if got := argString(in); got != want {
+			t.Errorf("%v: %q, want %q", in, got, want)
+		}
+	}
+	if got := argString(map[string]any{"a": 1}); got != `{"a":1}` {
+		t.Errorf("object: %q", got)
+	}
+}
+
+// TestMCP_ToolListSnapshot compares the tool list (names, descriptions,
+// input schemas, annotations) with testdata/tools.json. UPDATE_SNAPSHOTS=1
+// rewrites the file; a missing file fails.
+func TestMCP_ToolListSnapshot(t *testing.T) {
+	srv := api.New(api.Config{Pepper: resources.Pepper(testPepper), CursorKey: []byte(testCursorKey)}, api.Services{})
+	m, err := New(srv, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(struct {
+		Tools []mcp.Tool `json:"tools"`
+	}{m.Tools()}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "tools.json")
+	if os.Getenv("UPDATE_SNAPSHOTS") == "1" {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (create it with UPDATE_SNAPSHOTS=1 go test ./tools/ -run Snapshot, then review it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the tool list differs from %s; if the change is intended, rerun with UPDATE_SNAPSHOTS=1 "+
+			"and review the diff.\ngot:\n%s", path, got)
+	}
+}

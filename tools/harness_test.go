@@ -1,0 +1,229 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"platformapi/api"
+	"platformapi/bunstore"
+	"platformapi/bunstore/pgtest"
+	"platformapi/resources"
+)
+
+// TestMain stops pgtest's embedded cluster, if it started one.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const (
+	testPepper    = "tools-test-pepper-0123456789abcdef"
+	testCursorKey = "tools-test-cursor-key-0123456789"
+	adminEmail    = "ada@example.com"
+)
+
+// env is a running server: a fresh database, the api server with the MCP
+// endpoint mounted, served over real HTTP.
+type env struct {
+	t      *testing.T
+	srv    *api.Server
+	mcp    *MCP
+	ts     *httptest.Server
+	st     *bunstore.Store
+	minter bunstore.TokenMinter
+	tokens int
+}
+
+// envOption adjusts the configuration before the server is built.
+type envOption func(*api.Config, *Config)
+
+// newEnv builds a server on a fresh database, with an administrator
+// (adminEmail) and the API turned on unless apiOff.
+func newEnv(t *testing.T, opts ...envOption) *env {
+	t.Helper()
+	st := bunstore.NewStore(pgtest.DB(t))
+	acfg := api.Config{Pepper: resources.Pepper(testPepper), CursorKey: []byte(testCursorKey)}
+	var tcfg Config
+	for _, o := range opts {
+		o(&acfg, &tcfg)
+	}
+	srv := api.New(acfg, api.Services{Settings: st, Credentials: st, Tokens: st, Audit: st})
+	m, err := New(srv, tcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Router())
+	t.Cleanup(ts.Close)
+	e := &env{t: t, srv: srv, mcp: m, ts: ts, st: st, minter: bunstore.TokenMinter{Store: st, Pepper: acfg.Pepper}}
+	if _, err := st.CreateUser(t.Context(), "", resources.NewUser{Email: adminEmail, DisplayName: "Ada Admin",
+		Roles: []string{"admin"}}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// enableAPI turns the API on, as an administrator does in the portal.
+func (e *env) enableAPI() *env {
+	e.t.Helper()
+	if _, err := e.st.SetAPIEnabled(e.t.Context(), adminEmail, true); err != nil {
+		e.t.Fatal(err)
+	}
+	return e
+}
+
+// token mints a personal token of the administrator with the scopes.
+func (e *env) token(scopes ...string) string {
+	e.t.Helper()
+	e.tokens++
+	mt, err := e.minter.CreateToken(e.t.Context(), adminEmail,
+		resources.NewToken{Name: fmt.Sprintf("tools-test-%d", e.tokens), Scopes: scopes, Days: 90})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return mt.Value
+}
+
+// client connects an initialized MCP client with the bearer token and the
+// extra headers; legacy restricts it to the initialize-handshake protocol.
+func (e *env) client(token string, extra map[string]string, legacy bool) *client.Client {
+	e.t.Helper()
+	headers := map[string]string{"Authorization": "Bearer " + token}
+	maps.Copy(headers, extra)
+	var c *client.Client
+	if legacy {
+		tr, err := transport.NewStreamableHTTP(e.ts.URL+Path, transport.WithHTTPHeaders(headers))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		c = client.NewClient(tr, client.WithLegacyProtocolOnly())
+	} else {
+		var err error
+		if c, err = client.NewStreamableHttpClient(e.ts.URL+Path, transport.WithHTTPHeaders(headers)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "tools-test", Version: "1"}
+	if _, err := c.Initialize(e.t.Context(), req); err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// call runs tools/call and fails the test on a transport or JSON-RPC error.
+func call(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := c.CallTool(context.WithoutCancel(t.Context()), req)
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+// resultText is the text of a result's single text content.
+func resultText(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content item, got %d", len(res.Content))
+	}
+	tc, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, not text", res.Content[0])
+	}
+	return tc.Text
+}
+
+// problemOf asserts res is a tool error and returns its problem document,
+// checking that the text is the same problem as the structured content.
+func problemOf(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("want a tool error, got %s", resultText(t, res))
+	}
+	sc, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		t.Fatalf("structured content is %T", res.StructuredContent)
+	}
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(resultText(t, res)), &fromText); err != nil {
+		t.Fatalf("error text is not JSON: %v", err)
+	}
+	if !jsonEqual(fromText, sc) {
+		t.Fatalf("text %v and structured content %v differ", fromText, sc)
+	}
+	return sc
+}
+
+// response is a recorded HTTP answer.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// json decodes the body as an object.
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body %q: %v", r.body, err)
+	}
+	return m
+}
+
+// do sends one HTTP request to the test server.
+func (e *env) do(method, path string, headers map[string]string, body string) response {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(e.t.Context(), method, e.ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := e.ts.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// jsonEqual compares two values by their JSON encoding.
+func jsonEqual(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// wantProblem checks a problem document's status, code and content type.
+func wantProblem(t *testing.T, r response, status int, code string) map[string]any {
+	t.Helper()
+	if r.status != status || r.header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("want %d problem, got %d %s: %s", status, r.status, r.header.Get("Content-Type"), r.body)
+	}
+	p := r.json(t)
+	if p["code"] != code || p["type"] != api.ProblemTypePrefix+code || p["request_id"] != r.header.Get(api.RequestIDHeader) {
+		t.Fatalf("want code %s, got %v", code, p)
+	}
+	return p
+}
