@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-chi/chi/v5"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -43,7 +45,7 @@ func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
 func (m *MCP) serveInner(ctx context.Context, tool, target string) (*recorder, error) {
 	outer, ok := outerFrom(ctx)
 	if !ok {
-		return nil, errNoOuterRequest
+		return nil, errors.New("tools: tool call without its POST /mcp request") // an internal fault
 	}
 	ctx = api.WithMCPTool(ctx, tool)
 	ctx = context.WithValue(ctx, chi.RouteCtxKey, nil)
@@ -85,16 +87,17 @@ func toolResult(rec *recorder) *mcp.CallToolResult {
 }
 
 // errorResult reports an error found before the REST request could be made
-// as a tool error carrying the problem document, as REST would write it.
+// as a tool error carrying the problem document, encoded as REST encodes it.
+// Its instance is the path of the MCP endpoint.
 func (m *MCP) errorResult(ctx context.Context, err error) *mcp.CallToolResult {
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, Path, nil) // a constant, valid target
 	p := m.srv.ProblemFor(r, err)
-	body, merr := json.Marshal(p)
-	if merr != nil {
+	var body bytes.Buffer
+	if merr := huma.DefaultJSONFormat.Marshal(&body, p); merr != nil {
 		return mcp.NewToolResultError(p.Error())
 	}
-	res := mcp.NewToolResultError(string(body))
-	res.StructuredContent = jsonObject(body)
+	res := mcp.NewToolResultError(body.String())
+	res.StructuredContent = jsonObject(body.Bytes())
 	return res
 }
 

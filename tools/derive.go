@@ -3,16 +3,12 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 )
-
-// toolNamePattern is what MCP allows as a tool name.
-var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // toolSpec is one derived tool and what its handler needs to rebuild the
 // REST request: the path template (relative to api.Prefix) and the
@@ -43,7 +39,7 @@ func deriveTools(doc *huma.OpenAPI) ([]toolSpec, error) {
 		if op == nil || op.Hidden {
 			continue
 		}
-		if !toolNamePattern.MatchString(op.OperationID) {
+		if !validToolName(op.OperationID) {
 			return nil, fmt.Errorf("tools: GET %s: operation id %q is not a valid tool name", path, op.OperationID)
 		}
 		if seen[op.OperationID] {
@@ -58,6 +54,21 @@ func deriveTools(doc *huma.OpenAPI) ([]toolSpec, error) {
 	}
 	slices.SortFunc(specs, func(a, b toolSpec) int { return strings.Compare(a.tool.Name, b.tool.Name) })
 	return specs, nil
+}
+
+// validToolName reports whether name is what MCP allows as a tool name:
+// 1 to 128 of letters, digits, '_', '-', '.'.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // specFor builds the tool of one GET operation.

@@ -43,6 +43,7 @@ func sampleAPI(t *testing.T) *huma.OpenAPI {
 }
 
 func TestDerive_OnlyVisibleGETs(t *testing.T) {
+	t.Parallel()
 	specs, err := deriveTools(sampleAPI(t))
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +76,7 @@ func TestDerive_OnlyVisibleGETs(t *testing.T) {
 }
 
 func TestDerive_MissingPathArgument(t *testing.T) {
+	t.Parallel()
 	specs, err := deriveTools(sampleAPI(t))
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +91,7 @@ func TestDerive_MissingPathArgument(t *testing.T) {
 }
 
 func TestArgString(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[any]string{
 		"x": "x", json.Number("12345678901234567890"): "12345678901234567890", json.Number("5e1"): "50",
 		json.Number("2.5"): "2.5", 3.0: "3", true: "true", false: "false",
@@ -106,6 +109,7 @@ func TestArgString(t *testing.T) {
 // input schemas, annotations) with testdata/tools.json. UPDATE_SNAPSHOTS=1
 // rewrites the file; a missing file fails.
 func TestMCP_ToolListSnapshot(t *testing.T) {
+	t.Parallel()
 	srv := api.New(api.Config{Pepper: resources.Pepper(testPepper), CursorKey: []byte(testCursorKey)}, api.Services{})
 	m, err := New(srv, Config{})
 	if err != nil {

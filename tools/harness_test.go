@@ -117,9 +117,11 @@ func (e *env) client(token string, extra map[string]string, legacy bool) *client
 	}
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "tools-test", Version: "1"}
-	if _, err := c.Initialize(e.t.Context(), req); err != nil {
+	ir, err := c.Initialize(e.t.Context(), req)
+	if err != nil {
 		e.t.Fatal(err)
 	}
+	e.t.Logf("MCP protocol %s (legacy only: %v)", ir.ProtocolVersion, legacy)
 	return c
 }
 

@@ -35,6 +35,7 @@ func getOperations(e *env) (gets, others []string) {
 }
 
 func TestMCP_ToolsListEqualsGETOperations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t).enableAPI()
 	c := e.client(e.token(resources.PermAuditRead), nil, false)
 	lt, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
@@ -65,6 +66,7 @@ func TestMCP_ToolsListEqualsGETOperations(t *testing.T) {
 }
 
 func TestMCP_WhoamiSameAsREST(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t).enableAPI()
 	tok := e.token(resources.PermAuditRead, resources.PermAPITokensRead)
 	rest := e.do(http.MethodGet, api.Prefix+"/whoami", map[string]string{"Authorization": "Bearer " + tok}, "")
@@ -83,6 +85,7 @@ func TestMCP_WhoamiSameAsREST(t *testing.T) {
 }
 
 func TestMCP_NoToken_401(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t).enableAPI()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	r := e.do(http.MethodPost, Path, map[string]string{"Content-Type": "application/json"}, body)
@@ -99,8 +102,9 @@ func TestMCP_NoToken_401(t *testing.T) {
 }
 
 func TestMCP_TransportProblems(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t).enableAPI()
-	auth := "Bearer " + e.token()
+	auth := "Bearer " + e.token(resources.PermAuditRead)
 	for _, m := range []string{http.MethodGet, http.MethodDelete, http.MethodPut} {
 		wantProblem(t, e.do(m, Path, map[string]string{"Authorization": auth}, ""), http.StatusMethodNotAllowed, "method_not_allowed")
 	}
@@ -114,13 +118,41 @@ func TestMCP_TransportProblems(t *testing.T) {
 	wantProblem(t, r, http.StatusRequestEntityTooLarge, codeBodyTooLarge)
 }
 
+// TestMCP_ProxiedHostServed: mcp-go's localhost DNS-rebinding guard is off,
+// so a request a same-host proxy forwards over loopback with the public Host
+// is served (the Origin check and the bearer token defend instead).
+func TestMCP_ProxiedHostServed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.ts.URL+Path,
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",`+
+			`"capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "platform.example.internal"
+	req.Header.Set("Authorization", "Bearer "+e.token(resources.PermAuditRead))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := e.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+}
+
 func TestMCP_APIOff_404(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t) // the API is never turned on
 	r := e.do(http.MethodPost, Path, map[string]string{"Content-Type": "application/json"}, `{}`)
 	wantProblem(t, r, http.StatusNotFound, resources.CodeNotFound)
 }
 
 func TestMCP_ProblemBecomesToolError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t).enableAPI()
 	c := e.client(e.token(resources.PermAPITokensRead), map[string]string{api.RequestIDHeader: "mcp-test.req-1"}, false)
 
@@ -134,7 +166,7 @@ func TestMCP_ProblemBecomesToolError(t *testing.T) {
 		t.Fatalf("missing path argument: %v", p)
 	}
 	p = problemOf(t, call(t, c, "list-api-tokens", map[string]any{"bogus": 1}))
-	if p["status"] != 400.0 || p["field"] != "bogus" {
+	if p["status"] != 400.0 || p["code"] != codeInvalidParameter || p["field"] != "bogus" {
 		t.Fatalf("unknown argument: %v", p)
 	}
 	p = problemOf(t, call(t, c, "list-api-tokens", map[string]any{"limit": 0}))
@@ -151,6 +183,7 @@ func TestMCP_ProblemBecomesToolError(t *testing.T) {
 }
 
 func TestMCP_ArgumentsReachREST(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t).enableAPI()
 	c := e.client(e.token(resources.PermAPITokensRead), nil, false)
 	res := call(t, c, "list-api-tokens", map[string]any{"limit": 1.0, "status": "active"})
@@ -167,9 +200,10 @@ func TestMCP_ArgumentsReachREST(t *testing.T) {
 }
 
 func TestMCP_RateLimit_CallCostsTwo(t *testing.T) {
+	t.Parallel()
 	clock := func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 	e := newEnv(t, func(a *api.Config, _ *Config) { a.Limiter = api.NewLocalLimiter(api.RatePerMinute, clock) }).enableAPI()
-	c := e.client(e.token(), nil, false)
+	c := e.client(e.token(resources.PermAuditRead), nil, false)
 	ctx := context.WithoutCancel(t.Context())
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "get-meta"
@@ -186,11 +220,12 @@ func TestMCP_RateLimit_CallCostsTwo(t *testing.T) {
 }
 
 func TestMCP_OriginRefused_403(t *testing.T) {
+	t.Parallel()
 	const allowed = "https://portal.example"
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	for _, origins := range [][]string{nil, {allowed}} {
 		e := newEnv(t, func(_ *api.Config, c *Config) { c.AllowedOrigins = origins }).enableAPI()
-		tok := e.token()
+		tok := e.token(resources.PermAuditRead)
 		r := e.do(http.MethodPost, Path, map[string]string{"Origin": "https://evil.example",
 			"Authorization": "Bearer " + tok, "Content-Type": "application/json"}, body)
 		wantProblem(t, r, http.StatusForbidden, codeOriginNotAllowed)
@@ -205,8 +240,9 @@ func TestMCP_OriginRefused_403(t *testing.T) {
 }
 
 func TestMCP_Catalogues(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t).enableAPI()
-	c := e.client(e.token(), nil, false)
+	c := e.client(e.token(resources.PermAuditRead), nil, false)
 	req := mcp.ReadResourceRequest{}
 	req.Params.URI = PermissionsURI
 	res, err := c.ReadResource(t.Context(), req)

@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"mime"
 	"net"
@@ -25,10 +24,6 @@ const (
 	codeBodyTooLarge         = "body_too_large"
 	codeMalformedBody        = "malformed_body"
 )
-
-// errNoOuterRequest is an internal fault: a tool handler ran without the
-// facts of its POST /mcp request.
-var errNoOuterRequest = errors.New("tools: tool call without its POST /mcp request")
 
 // outerKey carries the outer request's facts into tool handlers.
 type outerKey struct{}

@@ -24,6 +24,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +37,7 @@ import (
 const (
 	setupTimeout = 2 * time.Minute
 	dropTimeout  = 30 * time.Second
+	minShmBytes  = 1 << 30
 	// templateLockKey serialises template builds across test binaries
 	// (pg_advisory_lock, taken in the admin database).
 	templateLockKey int64 = 0x7067746573740001
@@ -112,7 +114,7 @@ func setup() error {
 func start(ctx context.Context) error {
 	harness.admin = os.Getenv("TEST_DATABASE_URL")
 	if harness.admin == "" {
-		dir, err := os.MkdirTemp("", "pgtest-")
+		dir, err := os.MkdirTemp(clusterParent(), "pgtest-")
 		if err != nil {
 			return err
 		}
@@ -130,6 +132,18 @@ func start(ctx context.Context) error {
 	}
 	harness.template = name
 	return nil
+}
+
+// clusterParent picks where the embedded cluster's files go: /dev/shm
+// (tmpfs) when it has room, as PostgreSQL creates hundreds of files per
+// CREATE DATABASE and that is many times faster in memory; else the
+// default temporary directory. (Docker gives /dev/shm only 64 MiB.)
+func clusterParent() string {
+	var st syscall.Statfs_t
+	if syscall.Statfs("/dev/shm", &st) == nil && st.Bavail*uint64(st.Bsize) >= minShmBytes {
+		return "/dev/shm"
+	}
+	return ""
 }
 
 // ensureTemplate makes sure the migrated template database name exists on
