@@ -11,16 +11,16 @@ import (
 
 // AuditEvent is one recorded change.
 type AuditEvent struct {
-	ID          string          `json:"id" doc:"Positive integer in a string; grows with time but is not a clock"`
-	OccurredAt  time.Time       `json:"occurred_at"`
-	Actor       string          `json:"actor" doc:"The person's e-mail at the time, or system, pipeline:RUN, ops:SCRIPT"`
-	Action      string          `json:"action" example:"api_token.create"`
-	EntityType  string          `json:"entity_type" example:"api_token"`
-	EntityID    *string         `json:"entity_id" nullable:"true"`
-	AuthKind    *string         `json:"auth_kind" nullable:"true" doc:"session, pat or service_account; other values may appear"`
-	TokenID     *string         `json:"token_id" nullable:"true"`
-	RequestID   *string         `json:"request_id" nullable:"true"`
-	SourceIP    *string         `json:"source_ip" nullable:"true"`
+	ID          string         `json:"id" doc:"Positive integer in a string; grows with time but is not a clock"`
+	OccurredAt  time.Time      `json:"occurred_at"`
+	Actor       string         `json:"actor" doc:"The person's e-mail at the time, or system, pipeline:RUN, ops:SCRIPT"`
+	Action      string         `json:"action" example:"api_token.create"`
+	EntityType  string         `json:"entity_type" example:"api_token"`
+	EntityID    *string        `json:"entity_id" nullable:"true"`
+	AuthKind    *string        `json:"auth_kind" nullable:"true" doc:"session, pat or service_account; other values may appear"`
+	TokenID     *string        `json:"token_id" nullable:"true"`
+	RequestID   *string        `json:"request_id" nullable:"true"`
+	SourceIP    *string        `json:"source_ip" nullable:"true"`
 	BeforeState map[string]any `json:"before_state" nullable:"true" doc:"Entity before the change, secret-looking members null; null on a create"`
 	AfterState  map[string]any `json:"after_state" nullable:"true" doc:"Entity after the change, secret-looking members null; null on a delete"`
 }

@@ -99,8 +99,9 @@ func requestIDMiddleware(logger *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// parseAddr parses the client's address from a connection's remote address.
-func parseAddr(remote string) netip.Addr {
+// ClientAddr parses the client's address from a connection's remote
+// address ("host:port" or a bare host); invalid input is the zero Addr.
+func ClientAddr(remote string) netip.Addr {
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
 		host = remote

@@ -50,7 +50,7 @@ func (s *apiSwitch) Enabled(ctx context.Context) (bool, error) {
 // client outside the allowed networks and to everyone while the API is off.
 func (s *Server) gateMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.allowedNetwork(parseAddr(r.RemoteAddr)) {
+		if !s.allowedNetwork(ClientAddr(r.RemoteAddr)) {
 			s.notFound(w, r)
 			return
 		}

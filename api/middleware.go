@@ -17,7 +17,7 @@ import (
 // and destroy checks, in that order. The credential is put in the context.
 func (s *Server) guard(ctx huma.Context, next func(huma.Context)) {
 	op, _ := opOf(ctx.Operation())
-	cred, err := s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), parseAddr(ctx.RemoteAddr()))
+	cred, err := s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), ClientAddr(ctx.RemoteAddr()))
 	if err != nil {
 		s.writeHuma(ctx, err)
 		return
@@ -84,6 +84,6 @@ func (s *Server) contentType(ctx huma.Context, next func(huma.Context)) {
 		header = "Accept-Patch"
 	}
 	ctx.SetHeader(header, strings.Join(allowed, ", "))
-	s.writeHuma(ctx, &Problem{Status: http.StatusUnsupportedMediaType, Code: codeUnsupportedMediaType,
+	s.writeHuma(ctx, &Problem{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType,
 		Detail: "send the body as one of: " + strings.Join(allowed, ", ")})
 }

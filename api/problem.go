@@ -57,13 +57,13 @@ func (p *Problem) ContentType(ct string) string {
 // Problem codes decided by this service beyond the contract's list.
 const (
 	codeMethodNotAllowed     = "method_not_allowed"
-	codeUnsupportedMediaType = "unsupported_media_type"
-	codeInvalidParameter     = "invalid_parameter"
-	codeMalformedBody        = "malformed_body"
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415
+	CodeInvalidParameter     = "invalid_parameter"      // 400: a path, query or header parameter
+	CodeMalformedBody        = "malformed_body"         // 400: the body is not parseable
 	codeNotAcceptable        = "not_acceptable"
-	codeBodyTooLarge         = "body_too_large"
+	CodeBodyTooLarge         = "body_too_large" // 413
 	codeInternal             = "internal"
-	codeOriginNotAllowed     = "origin_not_allowed"
+	CodeOriginNotAllowed     = "origin_not_allowed" // 403 on /mcp
 )
 
 // kindStatus maps each domain error kind to its HTTP status: the one place
@@ -81,9 +81,9 @@ var kindStatus = map[resources.Kind]int{
 
 // defaultCodes names the code of a status when nothing more specific is known.
 var defaultCodes = map[int]string{
-	400: codeMalformedBody, 401: resources.CodeNotAuthenticated, 403: resources.CodeForbidden,
+	400: CodeMalformedBody, 401: resources.CodeNotAuthenticated, 403: resources.CodeForbidden,
 	404: resources.CodeNotFound, 405: codeMethodNotAllowed, 406: codeNotAcceptable,
-	409: resources.CodeConflict, 413: codeBodyTooLarge, 415: codeUnsupportedMediaType,
+	409: resources.CodeConflict, 413: CodeBodyTooLarge, 415: CodeUnsupportedMediaType,
 	422: resources.CodeValidationFailed, 429: resources.CodeRateLimited,
 	500: codeInternal, 503: resources.CodeUnavailable,
 }
@@ -130,7 +130,7 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 		p.Errors = details
 		p.Field = firstField(details)
 		if paramsOnly(details) {
-			p.Status, p.Code = http.StatusBadRequest, codeInvalidParameter
+			p.Status, p.Code = http.StatusBadRequest, CodeInvalidParameter
 		}
 	}
 	return p

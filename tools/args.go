@@ -14,9 +14,8 @@ import (
 	"platformapi/resources"
 )
 
-// codeInvalidParameter is the api package's code for a bad path or query
+// api.CodeInvalidParameter is the api package's code for a bad path or query
 // parameter; a tool argument is one.
-const codeInvalidParameter = "invalid_parameter"
 
 // decodeArgs reads a call's arguments as a JSON object, keeping numbers
 // exact (json.Number). No arguments at all is an empty object.
@@ -35,7 +34,7 @@ func decodeArgs(req mcp.CallToolRequest) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&args); err != nil {
-		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: codeInvalidParameter,
+		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: api.CodeInvalidParameter,
 			Detail: "the arguments must be a JSON object"}
 	}
 	return args, nil
@@ -57,7 +56,7 @@ func (s toolSpec) target(args map[string]any) (string, error) {
 		delete(rest, p.name)
 		switch {
 		case p.in == "path" && (!ok || v == nil || argString(v) == ""):
-			return "", &resources.Error{Kind: resources.KindBadRequest, Code: codeInvalidParameter, Field: p.name,
+			return "", &resources.Error{Kind: resources.KindBadRequest, Code: api.CodeInvalidParameter, Field: p.name,
 				Detail: "the argument " + p.name + " is required"}
 		case p.in == "path":
 			path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(argString(v)))

@@ -84,7 +84,7 @@ func TestDerive_MissingPathArgument(t *testing.T) {
 	for _, args := range []map[string]any{{}, {"id": nil}, {"id": ""}} {
 		_, err := specs[0].target(args)
 		var re *resources.Error
-		if !errors.As(err, &re) || re.Kind != resources.KindBadRequest || re.Code != codeInvalidParameter || re.Field != "id" {
+		if !errors.As(err, &re) || re.Kind != resources.KindBadRequest || re.Code != api.CodeInvalidParameter || re.Field != "id" {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}

@@ -109,13 +109,13 @@ func TestMCP_TransportProblems(t *testing.T) {
 		wantProblem(t, e.do(m, Path, map[string]string{"Authorization": auth}, ""), http.StatusMethodNotAllowed, "method_not_allowed")
 	}
 	r := e.do(http.MethodPost, Path, map[string]string{"Authorization": auth, "Content-Type": "text/plain"}, "{}")
-	wantProblem(t, r, http.StatusUnsupportedMediaType, codeUnsupportedMediaType)
+	wantProblem(t, r, http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType)
 	if r.header.Get("Accept-Post") != "application/json" {
 		t.Fatalf("Accept-Post %q", r.header.Get("Accept-Post"))
 	}
 	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", maxBodyBytes) + `"}}`
 	r = e.do(http.MethodPost, Path, map[string]string{"Authorization": auth, "Content-Type": "application/json"}, big)
-	wantProblem(t, r, http.StatusRequestEntityTooLarge, codeBodyTooLarge)
+	wantProblem(t, r, http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge)
 }
 
 // TestMCP_ProxiedHostServed: mcp-go's localhost DNS-rebinding guard is off,
@@ -162,15 +162,15 @@ func TestMCP_ProblemBecomesToolError(t *testing.T) {
 		t.Fatalf("unknown id: %v", p)
 	}
 	p = problemOf(t, call(t, c, "get-api-token", map[string]any{}))
-	if p["status"] != 400.0 || p["code"] != codeInvalidParameter || p["field"] != "token_id" || p["request_id"] != "mcp-test.req-1" {
+	if p["status"] != 400.0 || p["code"] != api.CodeInvalidParameter || p["field"] != "token_id" || p["request_id"] != "mcp-test.req-1" {
 		t.Fatalf("missing path argument: %v", p)
 	}
 	p = problemOf(t, call(t, c, "list-api-tokens", map[string]any{"bogus": 1}))
-	if p["status"] != 400.0 || p["code"] != codeInvalidParameter || p["field"] != "bogus" {
+	if p["status"] != 400.0 || p["code"] != api.CodeInvalidParameter || p["field"] != "bogus" {
 		t.Fatalf("unknown argument: %v", p)
 	}
 	p = problemOf(t, call(t, c, "list-api-tokens", map[string]any{"limit": 0}))
-	if p["status"] != 400.0 || p["code"] != codeInvalidParameter || p["field"] != "limit" {
+	if p["status"] != 400.0 || p["code"] != api.CodeInvalidParameter || p["field"] != "limit" {
 		t.Fatalf("limit 0: %v", p)
 	}
 
@@ -228,7 +228,7 @@ func TestMCP_OriginRefused_403(t *testing.T) {
 		tok := e.token(resources.PermAuditRead)
 		r := e.do(http.MethodPost, Path, map[string]string{"Origin": "https://evil.example",
 			"Authorization": "Bearer " + tok, "Content-Type": "application/json"}, body)
-		wantProblem(t, r, http.StatusForbidden, codeOriginNotAllowed)
+		wantProblem(t, r, http.StatusForbidden, api.CodeOriginNotAllowed)
 		if origins == nil {
 			continue
 		}

@@ -5,9 +5,7 @@ import (
 	"context"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 
 	"platformapi/api"
@@ -16,14 +14,6 @@ import (
 
 // maxBodyBytes bounds one POST /mcp body (a JSON-RPC message).
 const maxBodyBytes = 1 << 20
-
-// Problem codes the transport answers with besides the api package's.
-const (
-	codeOriginNotAllowed     = "origin_not_allowed"
-	codeUnsupportedMediaType = "unsupported_media_type"
-	codeBodyTooLarge         = "body_too_large"
-	codeMalformedBody        = "malformed_body"
-)
 
 // outerKey carries the outer request's facts into tool handlers.
 type outerKey struct{}
@@ -52,7 +42,7 @@ func (m *MCP) guard(next http.Handler) http.Handler {
 			m.srv.WriteError(w, r, err)
 			return
 		}
-		addr := clientAddr(r.RemoteAddr)
+		addr := api.ClientAddr(r.RemoteAddr)
 		if _, err := m.srv.Authenticator().Authenticate(r.Context(), r.Header.Get("Authorization"), addr); err != nil {
 			m.srv.WriteError(w, r, err)
 			return
@@ -78,7 +68,7 @@ func (m *MCP) checkOrigin(r *http.Request) error {
 	origins := r.Header.Values("Origin")
 	for _, o := range origins {
 		if !slices.Contains(m.cfg.AllowedOrigins, o) {
-			return &resources.Error{Kind: resources.KindForbidden, Code: codeOriginNotAllowed,
+			return &resources.Error{Kind: resources.KindForbidden, Code: api.CodeOriginNotAllowed,
 				Detail: "requests from origin " + o + " are not allowed on " + Path}
 		}
 	}
@@ -93,7 +83,7 @@ func checkContentType(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	w.Header().Set("Accept-Post", "application/json")
-	return &api.Problem{Status: http.StatusUnsupportedMediaType, Code: codeUnsupportedMediaType,
+	return &api.Problem{Status: http.StatusUnsupportedMediaType, Code: api.CodeUnsupportedMediaType,
 		Detail: "send the JSON-RPC message as application/json"}
 }
 
@@ -106,24 +96,13 @@ func bufferBody(r *http.Request) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	_ = r.Body.Close()
 	if err != nil {
-		return &api.Problem{Status: http.StatusBadRequest, Code: codeMalformedBody,
+		return &api.Problem{Status: http.StatusBadRequest, Code: api.CodeMalformedBody,
 			Detail: "the request body could not be read"}
 	}
 	if len(b) > maxBodyBytes {
-		return &api.Problem{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge,
+		return &api.Problem{Status: http.StatusRequestEntityTooLarge, Code: api.CodeBodyTooLarge,
 			Detail: "the request body is larger than 1 MiB"}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return nil
-}
-
-// clientAddr parses the client's address from a connection's remote
-// address, as the api package does for REST.
-func clientAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
 }
