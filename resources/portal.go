@@ -9,7 +9,7 @@ import (
 
 // User is a person of the installation. People are never deleted.
 type User struct {
-	ID            int64      `json:"id"`
+	ID            int64      `json:"id,string"`
 	Email         string     `json:"email"`
 	DisplayName   string     `json:"display_name"`
 	Roles         []string   `json:"roles"`

@@ -140,14 +140,14 @@ func (t APIToken) ExpiryWarning(now time.Time) string {
 
 // ServiceAccount is a non-person principal that acts only through tokens.
 type ServiceAccount struct {
-	ID          int64
-	Name        string
-	Description string
-	Permissions []string
-	Status      string // "active" or "disabled"
-	CreatedBy   int64
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	ID          int64     `json:"id,string"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Permissions []string  `json:"permissions"`
+	Status      string    `json:"status"` // "active" or "disabled"
+	CreatedBy   int64     `json:"created_by,string"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // TokenFilter narrows a token listing; zero members do not filter.
