@@ -38,8 +38,12 @@ type LocalLimiter struct {
 	buckets   map[string]*rate.Limiter
 }
 
-// NewLocalLimiter builds an in-process limiter of perMinute units per key.
+// NewLocalLimiter builds an in-process limiter of perMinute units per key;
+// now nil means time.Now.
 func NewLocalLimiter(perMinute int, now func() time.Time) *LocalLimiter {
+	if now == nil {
+		now = time.Now
+	}
 	return &LocalLimiter{perMinute: perMinute, now: now, buckets: map[string]*rate.Limiter{}}
 }
 

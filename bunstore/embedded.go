@@ -337,14 +337,6 @@ func (e *Embedded) waitReady(ctx context.Context) error {
 	}
 }
 
-// waitGroupGone waits (up to 5s) for group pgid to be gone: a killed
-// server's backends block the next start while they hold shared memory.
-func waitGroupGone(pgid int) {
-	for i := 0; i < 100 && syscall.Kill(-pgid, 0) == nil; i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // logTail returns the end of the server log, for error messages.
 func (e *Embedded) logTail() string {
 	data, _ := os.ReadFile(e.logPath)
@@ -359,10 +351,11 @@ func (e *Embedded) DSN(dbname string) string {
 	return u.String()
 }
 
-// Stop shuts the server down (PostgreSQL's fast shutdown: sessions are
-// disconnected, a checkpoint is written) and waits for it to exit, killing
-// it after stopTimeout. It reports an error if the server had died on its
-// own or had to be killed. Later calls return the first call's result.
+// Stop shuts the server down and waits for it to exit: PostgreSQL's fast
+// shutdown (sessions are disconnected, a checkpoint is written), then after
+// stopTimeout an immediate shutdown, then after another stopTimeout SIGKILL.
+// It reports an error if the server had died on its own or had to be
+// killed. Later calls return the first call's result.
 func (e *Embedded) Stop() error {
 	e.stopOnce.Do(func() { e.stopErr = e.stop() })
 	return e.stopErr
@@ -375,15 +368,18 @@ func (e *Embedded) stop() error {
 	if err := e.cmd.Process.Signal(syscall.SIGINT); err != nil { // already reaped
 		return fmt.Errorf("bunstore: embedded postgres had exited unexpectedly: %v", e.waitErr)
 	}
-	select {
-	case <-e.exited:
-		e.logger.Info("embedded postgres stopped", "data_dir", e.dataDir)
-		return nil
-	case <-time.After(stopTimeout):
+	// SIGQUIT makes the postmaster kill its backends (each in its own
+	// session) and wait for them; SIGKILL would leave them to notice alone.
+	for _, sig := range []syscall.Signal{syscall.SIGQUIT, syscall.SIGKILL} {
+		select {
+		case <-e.exited:
+			e.logger.Info("embedded postgres stopped", "data_dir", e.dataDir)
+			return nil
+		case <-time.After(stopTimeout):
+		}
+		e.logger.Warn("embedded postgres did not stop in time", "pid", e.cmd.Process.Pid, "sending", sig.String())
+		_ = e.cmd.Process.Signal(sig)
 	}
-	e.logger.Warn("embedded postgres did not stop in time; killing it", "pid", e.cmd.Process.Pid)
-	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
 	<-e.exited
-	waitGroupGone(e.cmd.Process.Pid)
-	return fmt.Errorf("bunstore: embedded postgres did not shut down within %s and was killed", stopTimeout)
+	return fmt.Errorf("bunstore: embedded postgres did not shut down within %s and was killed", 2*stopTimeout)
 }

@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -50,6 +52,45 @@ func queryInt(t *testing.T, dsn, sql string) int {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// childPIDs lists the processes whose parent is pid.
+func childPIDs(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var children []int
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		_, rest, ok := strings.Cut(string(data), ") ") // after "pid (comm) "
+		fields := strings.Fields(rest)
+		if err == nil && ok && len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			children = append(children, child)
+		}
+	}
+	if len(children) == 0 {
+		t.Fatalf("postmaster %d has no children in /proc", pid)
+	}
+	return children
+}
+
+// waitGone waits until none of pids is running (zombies count as gone).
+func waitGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for {
+			data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			_, rest, _ := strings.Cut(string(data), ") ")
+			if err != nil || strings.HasPrefix(rest, "Z") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("backend %d still running 10s after the postmaster died", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
 func TestEmbedded_ServesConnectionsUntilStopped(t *testing.T) {
@@ -143,11 +184,15 @@ func TestEmbedded_RecoversAfterServerIsKilled(t *testing.T) {
 	e := startTestCluster(t, dir)
 	mustExec(t, e.DSN("postgres"), "CREATE TABLE kept (v int); INSERT INTO kept VALUES (7)")
 
+	// Backends run in their own sessions, so killing the postmaster's
+	// process group does not kill them; they exit once they notice, and
+	// until then their shared memory blocks a new server.
+	backends := childPIDs(t, e.cmd.Process.Pid)
 	if err := syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-e.exited
-	waitGroupGone(e.cmd.Process.Pid) // backends exit once they notice
+	waitGone(t, backends)
 	if err := e.Stop(); err == nil {
 		t.Error("Stop after the server died = nil; want an error saying so")
 	}
