@@ -39,6 +39,7 @@ type Embedded struct {
 	logPath  string
 	sockDir  string
 	tempSock bool // sockDir is a temporary directory that Stop removes
+	attached bool // another process runs the server; Stop leaves it running
 	port     int
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed once the postmaster has been reaped
@@ -234,9 +235,7 @@ func (e *Embedded) removeStalePID() error {
 	line, _, _ := strings.Cut(string(data), "\n")
 	pid, _ := strconv.Atoi(strings.TrimSpace(line))
 	if pid > 0 && syscall.Kill(pid, 0) != syscall.ESRCH {
-		cwd, errCwd := os.Stat(fmt.Sprintf("/proc/%d/cwd", pid))
-		dataDir, errData := os.Stat(e.dataDir)
-		if errCwd != nil || errData != nil || os.SameFile(cwd, dataDir) {
+		if _, errCwd := os.Stat(fmt.Sprintf("/proc/%d/cwd", pid)); errCwd != nil || isServerOf(pid, e.dataDir) {
 			return fmt.Errorf("a server (pid %d) is already running on %s; stop it first", pid, e.dataDir)
 		}
 	}
@@ -362,6 +361,9 @@ func (e *Embedded) Stop() error {
 }
 
 func (e *Embedded) stop() error {
+	if e.attached {
+		return nil
+	}
 	if e.tempSock {
 		defer os.RemoveAll(e.sockDir)
 	}

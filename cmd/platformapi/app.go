@@ -61,10 +61,14 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 	return m, nil
 }
 
-// openEmbedded starts (or attaches to) the private cluster and makes sure its
-// platformapi database exists.
+// openEmbedded attaches to the private cluster when a running server holds
+// it (so portal commands work beside `serve`), else starts it; then makes
+// sure its platformapi database exists.
 func openEmbedded(ctx context.Context, opts Options) (*bunstore.Embedded, string, error) {
-	e, err := bunstore.StartEmbedded(ctx, opts.DataDir, opts.Logger)
+	e, running, err := bunstore.AttachEmbedded(opts.DataDir, opts.Logger)
+	if err == nil && !running {
+		e, err = bunstore.StartEmbedded(ctx, opts.DataDir, opts.Logger)
+	}
 	if err != nil {
 		return nil, "", err
 	}

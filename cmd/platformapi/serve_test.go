@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -48,6 +49,21 @@ func TestServeDemo_EmbeddedClusterAdminTokenAndCleanStop(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "token-pepper")); err != nil {
 		t.Fatalf("pepper not generated into the data dir: %v", err)
+	}
+	// A portal command beside the running server uses its cluster and pepper.
+	var out bytes.Buffer
+	portal := newRootCommand(&out, io.Discard)
+	portal.SetArgs([]string{"--data-dir", dir, "portal", "token", "create", "--as", "admin@demo.example",
+		"--name", "second", "--scopes", "audit-read-global"})
+	if err := portal.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("portal beside serve: %v", err)
+	}
+	var minted struct {
+		Token string `json:"token"`
+	}
+	_ = json.Unmarshal(out.Bytes(), &minted)
+	if waitWhoami(t, addr, minted.Token)["scopes"].([]any)[0] != "audit-read-global" {
+		t.Fatal("token minted beside the server does not work")
 	}
 	cancel()
 	select {
