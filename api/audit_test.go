@@ -117,3 +117,27 @@ func TestAudit_CursorBoundToListAndFilters_400InvalidCursor(t *testing.T) {
 		t.Fatalf("same filters, other limit: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestAudit_FiltersByEntityAndTimeWindow(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAuditRead)
+	all, _ := auditItems(t, e, tok, "")
+	if len(all) < 3 {
+		t.Fatalf("events: %d", len(all))
+	}
+	newest := all[0]
+	items, _ := auditItems(t, e, tok, "?entity_type="+url.QueryEscape(newest["entity_type"].(string))+"&entity_id="+url.QueryEscape(newest["entity_id"].(string)))
+	if len(items) != 1 || items[0]["id"] != newest["id"] {
+		t.Fatalf("entity filter: %v", items)
+	}
+	at := newest["occurred_at"].(string)
+	if since, _ := auditItems(t, e, tok, "?since="+url.QueryEscape(at)); len(since) != 1 {
+		t.Fatalf("since the newest: %d events", len(since))
+	}
+	if until, _ := auditItems(t, e, tok, "?until="+url.QueryEscape(at)); len(until) != len(all)-1 {
+		t.Fatalf("until the newest: %d events, want %d", len(until), len(all)-1)
+	}
+	if none, _ := auditItems(t, e, tok, "?actor=nobody@example.test"); len(none) != 0 {
+		t.Fatalf("unknown actor: %v", none)
+	}
+}
