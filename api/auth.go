@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"net/netip"
 	"strings"
 	"sync"
@@ -19,14 +20,15 @@ type Authenticator struct {
 	pepper  resources.Pepper
 	creds   resources.Credentials
 	now     func() time.Time
+	logger  *slog.Logger
 	mu      sync.Mutex
 	touched map[int64]time.Time // token id → last recorded use
 }
 
 // NewAuthenticator builds an Authenticator; an unconfigured pepper makes
 // every authentication answer 503 api_tokens_unconfigured.
-func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now func() time.Time) *Authenticator {
-	return &Authenticator{pepper: pepper, creds: creds, now: now, touched: map[int64]time.Time{}}
+func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now func() time.Time, logger *slog.Logger) *Authenticator {
+	return &Authenticator{pepper: pepper, creds: creds, now: now, logger: logger, touched: map[int64]time.Time{}}
 }
 
 // Authenticate checks the bearer token in header for a client at addr. It
@@ -76,6 +78,6 @@ func (a *Authenticator) touch(ctx context.Context, cred *resources.Credential, n
 		return
 	}
 	if err := a.creds.TouchToken(context.WithoutCancel(ctx), id, now); err != nil {
-		loggerFrom(ctx, nil).Warn("recording token use failed", "token_id", id, "error", err)
+		loggerFrom(ctx, a.logger).Warn("recording token use failed", "token_id", id, "error", err)
 	}
 }

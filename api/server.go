@@ -63,7 +63,7 @@ func New(cfg Config, svc Services) *Server {
 		cfg.Limiter = NewLocalLimiter(RatePerMinute, cfg.Now)
 	}
 	s := &Server{cfg: cfg, svc: svc, cursors: NewCursors(cfg.CursorKey),
-		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now),
+		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now, cfg.Logger),
 		apiSwitch: &apiSwitch{settings: svc.Settings, now: cfg.Now}}
 	s.router = chi.NewRouter()
 	s.router.Use(requestIDMiddleware(cfg.Logger), s.recoverer, s.gateMiddleware)

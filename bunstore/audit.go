@@ -32,7 +32,7 @@ func (s *Store) GetAuditEvent(ctx context.Context, id int64) (*resources.AuditEv
 // ListAuditEvents lists events newest first by (occurred_at, id), one keyset
 // page; the key is the last row's occurred_at (RFC 3339, nanoseconds) and id.
 func (s *Store) ListAuditEvents(ctx context.Context, f resources.AuditFilter, q resources.PageQuery) (resources.Page[resources.AuditEvent], error) {
-	sel := s.db.NewSelect().Model((*auditRow)(nil)).OrderExpr("occurred_at DESC, id DESC").Limit(int64(q.Limit + 1))
+	sel := s.db.NewSelect().Model((*auditRow)(nil)).OrderExpr("occurred_at DESC, id DESC")
 	for col, v := range map[string]string{"actor": f.Actor, "action": f.Action, "entity_type": f.EntityType, "entity_id": f.EntityID} {
 		if v != "" {
 			sel.Where("? = ?", bun.Ident(col), v)
@@ -51,17 +51,9 @@ func (s *Store) ListAuditEvents(ctx context.Context, f resources.AuditFilter, q 
 		}
 		sel.Where("(occurred_at, id) < (?, ?)", at, id)
 	}
-	var rows []auditRow
-	if err := sel.Scan(ctx, &rows); err != nil {
-		return resources.Page[resources.AuditEvent]{}, err
-	}
-	out := make([]resources.AuditEvent, len(rows))
-	for i, r := range rows {
-		out[i] = r.event()
-	}
-	return pageOf(out, q.Limit, func(e resources.AuditEvent) []string {
+	return scanPage(ctx, sel, q.Limit, auditRow.event, func(e resources.AuditEvent) []string {
 		return []string{e.OccurredAt.UTC().Format(time.RFC3339Nano), idString(e.ID)}
-	}), nil
+	})
 }
 
 func auditKey(after []string) (time.Time, int64, error) {

@@ -76,21 +76,10 @@ func (s *Store) CreateServiceAccount(ctx context.Context, as string, n resources
 
 // ListServiceAccounts lists accounts in id order, one keyset page.
 func (s *Store) ListServiceAccounts(ctx context.Context, q resources.PageQuery) (resources.Page[resources.ServiceAccount], error) {
-	sel := s.db.NewSelect().Model((*serviceAccountRow)(nil)).OrderExpr("id").Limit(int64(q.Limit + 1))
-	if q.After != nil {
-		id, err := afterID(q.After)
-		if err != nil {
-			return resources.Page[resources.ServiceAccount]{}, errBadKey
-		}
-		sel.Where("id > ?", id)
-	}
-	var rows []serviceAccountRow
-	if err := sel.Scan(ctx, &rows); err != nil {
+	sel, err := byID(s.db.NewSelect().Model((*serviceAccountRow)(nil)), q.After)
+	if err != nil {
 		return resources.Page[resources.ServiceAccount]{}, err
 	}
-	out := make([]resources.ServiceAccount, len(rows))
-	for i, r := range rows {
-		out[i] = r.account()
-	}
-	return pageOf(out, q.Limit, func(a resources.ServiceAccount) []string { return []string{idString(a.ID)} }), nil
+	return scanPage(ctx, sel, q.Limit, serviceAccountRow.account,
+		func(a resources.ServiceAccount) []string { return idKey(a.ID) })
 }

@@ -85,22 +85,41 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
-// pageOf trims a fetched limit+1 rows to the page and sets the next key.
-func pageOf[T any](rows []T, limit int, key func(T) []string) resources.Page[T] {
-	if len(rows) <= limit {
-		return resources.Page[T]{Items: rows}
+// scanPage runs sel for one keyset page (limit+1 rows, to know whether more
+// follow), converts the rows and sets the next key from the last item.
+func scanPage[R, T any](ctx context.Context, sel *bun.SelectQuery, limit int, conv func(R) T, key func(T) []string) (resources.Page[T], error) {
+	var rows []R
+	if err := sel.Limit(int64(limit+1)).Scan(ctx, &rows); err != nil {
+		return resources.Page[T]{}, err
 	}
-	rows = rows[:limit]
-	return resources.Page[T]{Items: rows, Next: key(rows[len(rows)-1])}
+	out := make([]T, 0, min(len(rows), limit))
+	for _, r := range rows[:min(len(rows), limit)] {
+		out = append(out, conv(r))
+	}
+	if len(rows) <= limit {
+		return resources.Page[T]{Items: out}, nil
+	}
+	return resources.Page[T]{Items: out, Next: key(out[len(out)-1])}, nil
 }
 
-// afterID reads a one-part keyset key (an id).
-func afterID(after []string) (int64, error) {
-	if len(after) != 1 {
-		return 0, errBadKey
+// byID orders sel by id and starts it after the page key (an id), if any.
+func byID(sel *bun.SelectQuery, after []string) (*bun.SelectQuery, error) {
+	sel.OrderExpr("id")
+	if after == nil {
+		return sel, nil
 	}
-	return strconv.ParseInt(after[0], 10, 64)
+	if len(after) != 1 {
+		return nil, errBadKey
+	}
+	id, err := strconv.ParseInt(after[0], 10, 64)
+	if err != nil {
+		return nil, errBadKey
+	}
+	return sel.Where("id > ?", id), nil
 }
+
+// idKey is the page key of a row ordered by id.
+func idKey(id int64) []string { return []string{idString(id)} }
 
 var errBadKey = &resources.Error{Kind: resources.KindBadRequest, Code: resources.CodeInvalidCursor,
 	Field: "cursor", Detail: "the cursor does not fit this list"}

@@ -115,35 +115,23 @@ func (s *Store) GetToken(ctx context.Context, id int64) (*resources.APIToken, er
 
 // ListTokens lists token metadata in id order, one keyset page.
 func (s *Store) ListTokens(ctx context.Context, f resources.TokenFilter, q resources.PageQuery) (resources.Page[resources.APIToken], error) {
-	sel := s.db.NewSelect().Model((*tokenRow)(nil)).OrderExpr("id").Limit(int64(q.Limit + 1))
+	sel, err := byID(s.db.NewSelect().Model((*tokenRow)(nil)), q.After)
+	if err != nil {
+		return resources.Page[resources.APIToken]{}, err
+	}
 	if f.UserID != 0 {
 		sel.Where("user_id = ?", f.UserID)
 	}
 	if f.ServiceAccountID != 0 {
 		sel.Where("service_account_id = ?", f.ServiceAccountID)
 	}
-	switch f.Status {
+	switch now := s.now().UTC(); f.Status {
 	case resources.TokenRevoked:
 		sel.Where("revoked_at IS NOT NULL")
 	case resources.TokenExpired:
-		sel.Where("revoked_at IS NULL AND expires_at <= ?", s.now().UTC())
+		sel.Where("revoked_at IS NULL AND expires_at <= ?", now)
 	case resources.TokenActive:
-		sel.Where("revoked_at IS NULL AND expires_at > ?", s.now().UTC())
+		sel.Where("revoked_at IS NULL AND expires_at > ?", now)
 	}
-	if q.After != nil {
-		id, err := afterID(q.After)
-		if err != nil {
-			return resources.Page[resources.APIToken]{}, errBadKey
-		}
-		sel.Where("id > ?", id)
-	}
-	var rows []tokenRow
-	if err := sel.Scan(ctx, &rows); err != nil {
-		return resources.Page[resources.APIToken]{}, err
-	}
-	out := make([]resources.APIToken, len(rows))
-	for i, r := range rows {
-		out[i] = r.token()
-	}
-	return pageOf(out, q.Limit, func(t resources.APIToken) []string { return []string{idString(t.ID)} }), nil
+	return scanPage(ctx, sel, q.Limit, tokenRow.token, func(t resources.APIToken) []string { return idKey(t.ID) })
 }
