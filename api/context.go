@@ -19,6 +19,7 @@ const (
 	keyCredential
 	keyMCPTool
 	keyLogger
+	keyLease
 )
 
 // RequestIDHeader carries the request id in and out.

@@ -20,6 +20,7 @@ type Op struct {
 	Tags        []string //
 	Permissions []string // keys of which any one suffices; none: any valid token
 	Destroy     bool     // archives, deletes, deactivates or retires: needs Allow destroy
+	Idempotent  bool     // accepts Idempotency-Key (creates or starts something)
 	Status      int      // success status (default 200)
 	Errors      []int    // statuses specific to the operation
 }
@@ -40,6 +41,15 @@ func Register[I, O any](api huma.API, op Op, h func(context.Context, *I) (*O, er
 
 func (op Op) huma() huma.Operation {
 	errs := slices.Concat(commonErrors, op.Errors)
+	var params []*huma.Param
+	if op.Idempotent {
+		errs = append(errs, http.StatusBadRequest, http.StatusConflict)
+		params = append(params, &huma.Param{Name: IdempotencyKeyHeader, In: "header",
+			Description: "Makes a retry safe: the same key with the same request within 24 hours replays the first answer " +
+				"(header Idempotent-Replayed: true); another request with the key is 409 idempotency_key_reused; " +
+				"while the first still runs, 429 idempotency_request_in_progress. Scoped to the calling account.",
+			Schema: &huma.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255), Pattern: "^[!-~]+$"}})
+	}
 	slices.Sort(errs)
 	errs = slices.Compact(errs)
 	security := []map[string][]string{{"bearer": {}}}
@@ -57,7 +67,7 @@ func (op Op) huma() huma.Operation {
 		OperationID: op.ID, Method: op.Method, Path: op.Path,
 		Summary: op.Summary, Description: op.describe(), Tags: op.Tags,
 		DefaultStatus: op.Status, Errors: errs, Security: security,
-		Extensions: ext, Metadata: map[string]any{metaKey: op},
+		Extensions: ext, Metadata: map[string]any{metaKey: op}, Parameters: params,
 	}
 }
 
@@ -91,3 +101,5 @@ func opOf(hop *huma.Operation) (Op, bool) {
 	op, ok := hop.Metadata[metaKey].(Op)
 	return op, ok
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -69,14 +69,15 @@ const (
 // kindStatus maps each domain error kind to its HTTP status: the one place
 // where domain errors meet HTTP.
 var kindStatus = map[resources.Kind]int{
-	resources.KindInternal:     http.StatusInternalServerError,
-	resources.KindBadRequest:   http.StatusBadRequest,
-	resources.KindUnauthorized: http.StatusUnauthorized,
-	resources.KindForbidden:    http.StatusForbidden,
-	resources.KindNotFound:     http.StatusNotFound,
-	resources.KindConflict:     http.StatusConflict,
-	resources.KindInvalid:      http.StatusUnprocessableEntity,
-	resources.KindUnavailable:  http.StatusServiceUnavailable,
+	resources.KindInternal:        http.StatusInternalServerError,
+	resources.KindBadRequest:      http.StatusBadRequest,
+	resources.KindUnauthorized:    http.StatusUnauthorized,
+	resources.KindForbidden:       http.StatusForbidden,
+	resources.KindNotFound:        http.StatusNotFound,
+	resources.KindConflict:        http.StatusConflict,
+	resources.KindInvalid:         http.StatusUnprocessableEntity,
+	resources.KindTooManyRequests: http.StatusTooManyRequests,
+	resources.KindUnavailable:     http.StatusServiceUnavailable,
 }
 
 // defaultCodes names the code of a status when nothing more specific is known.
@@ -97,7 +98,8 @@ func problemFromDomain(e *resources.Error) *Problem {
 	if e.Kind == resources.KindInternal {
 		p.cause = e
 	}
-	if e.Kind == resources.KindUnavailable && e.Code == resources.CodeUnavailable {
+	p.retryAfter = e.RetryAfter
+	if e.Kind == resources.KindUnavailable && e.Code == resources.CodeUnavailable && p.retryAfter == 0 {
 		p.retryAfter = time.Second
 	}
 	return p

@@ -34,6 +34,9 @@ type Services struct {
 	Credentials resources.Credentials
 	Tokens      resources.TokenReader
 	Audit       resources.AuditReader
+	Idempotency resources.Idempotency
+	Customers   resources.Customers
+	CodeHost    resources.CodeHost
 }
 
 // Server is the HTTP side of platformapi: a chi router with the Huma API at
@@ -70,7 +73,7 @@ func New(cfg Config, svc Services) *Server {
 	s.router.NotFound(s.notFound)
 	s.router.MethodNotAllowed(s.methodNotAllowed)
 	s.router.Route(Prefix, func(r chi.Router) { s.api = humachi.New(r, s.humaConfig()) })
-	s.api.UseMiddleware(s.guard, s.contentType)
+	s.api.UseMiddleware(s.guard, s.contentType, s.idempotency)
 	s.registerOperations()
 	return s
 }
@@ -91,6 +94,7 @@ func (s *Server) registerOperations() {
 	s.registerMeta()
 	s.registerTokens()
 	s.registerAudit()
+	s.registerCustomers()
 }
 
 func (s *Server) humaConfig() huma.Config {
@@ -102,6 +106,7 @@ func (s *Server) humaConfig() huma.Config {
 		{Name: "Meta", Description: "Who is calling, versions and the permission catalogue."},
 		{Name: "API tokens", Description: "Metadata of API tokens and service accounts (tokens are minted in the portal)."},
 		{Name: "Audit", Description: "The audit log of every change."},
+		{Name: "Customers", Description: "Customers, their status and their code-host group."},
 	}
 	cfg.Servers = []*huma.Server{{URL: Prefix}}
 	cfg.OpenAPIPath = "/openapi"

@@ -140,3 +140,20 @@ func checkViolation(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23514"
 }
+
+// SetClock replaces the store's clock (tests move time forward with it).
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// lockNotAvailable reports whether a NOWAIT row lock was refused.
+func lockNotAvailable(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "55P03"
+}
+
+// updateRow writes every column of a model by primary key, setting
+// updated_at to the transaction's time (the clock created_at uses) and
+// reading it back into the model.
+func updateRow(ctx context.Context, tx bun.IDB, model any) error {
+	_, err := tx.NewUpdate().Model(model).Value("updated_at", "now()").WherePK().Returning("updated_at").Exec(ctx)
+	return err
+}

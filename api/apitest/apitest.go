@@ -21,6 +21,7 @@ import (
 	"platformapi/bunstore"
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
+	"platformapi/resources/codehostsim"
 )
 
 // AdminEmail is the administrator every Env starts with.
@@ -51,6 +52,7 @@ type Env struct {
 	Clock   *Clock
 	Logs    *bytes.Buffer        // everything the server logged; read with LogText
 	Lookups *CountingCredentials // the real store, counting token lookups
+	VCS     *codehostsim.Sim     // the simulated code host, with fault injection
 	logs    *lockedWriter
 }
 
@@ -60,6 +62,15 @@ type Options struct {
 	Limiter  api.RateLimiter
 	Disabled bool              // leave the API off
 	Mount    func(*api.Server) // adds adapters (MCP) before the server starts
+	// Idempotency wraps the store's idempotency keeping (fault injection).
+	Idempotency func(resources.Idempotency) resources.Idempotency
+}
+
+func idem(o Options, st *bunstore.Store) resources.Idempotency {
+	if o.Idempotency != nil {
+		return o.Idempotency(st)
+	}
+	return st
 }
 
 // Unconfigured is a pepper that counts as not configured.
@@ -76,7 +87,8 @@ func New(t testing.TB, o Options) *Env {
 		pepper = Pepper
 	}
 	e := &Env{T: t, Store: st, Portal: bunstore.TokenMinter{Store: st, Pepper: pepper},
-		Clock: &Clock{t: time.Now().UTC()}, Logs: &bytes.Buffer{}}
+		Clock: &Clock{t: time.Now().UTC()}, Logs: &bytes.Buffer{}, VCS: codehostsim.New()}
+	st.SetClock(e.Clock.Now)
 	if _, err := e.Portal.CreateUser(ctx, "", resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +105,8 @@ func New(t testing.TB, o Options) *Env {
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	e.Lookups = &CountingCredentials{Credentials: st}
 	e.Server = api.New(api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now},
-		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st})
+		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st, Idempotency: idem(o, st),
+			Customers: st, CodeHost: e.VCS})
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}

@@ -1,0 +1,120 @@
+package bunstore
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// customerRow is the bun model of customers; its JSON form is the audit state.
+type customerRow struct {
+	bun.BaseModel       `bun:"table:customers"`
+	ID                  int64     `bun:"id,pk,autoincrement" json:"id"`
+	ShortName           string    `bun:"short_name" json:"short_name"`
+	LongName            string    `bun:"long_name" json:"long_name"`
+	VCSGroup            string    `bun:"vcs_group" json:"vcs_group"`
+	PrimaryContactEmail string    `bun:"primary_contact_email" json:"primary_contact_email"`
+	PrimaryContactName  string    `bun:"primary_contact_name" json:"primary_contact_name"`
+	BillingTier         string    `bun:"billing_tier" json:"billing_tier"`
+	CustomerIndex       int       `bun:"customer_index" json:"customer_index"`
+	DefaultEmailTier    int       `bun:"default_email_tier" json:"default_email_tier"`
+	Edition             string    `bun:"edition" json:"edition"`
+	Notes               *string   `bun:"notes" json:"notes"`
+	Status              string    `bun:"status" json:"status"`
+	CreatedAt           time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt           time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+}
+
+func (r customerRow) customer() resources.Customer {
+	return resources.Customer{ID: r.ID, ShortName: r.ShortName, LongName: r.LongName, VCSGroup: r.VCSGroup,
+		PrimaryContactEmail: r.PrimaryContactEmail, PrimaryContactName: r.PrimaryContactName, BillingTier: r.BillingTier,
+		CustomerIndex: r.CustomerIndex, DefaultEmailTier: r.DefaultEmailTier, Edition: r.Edition, Notes: r.Notes,
+		Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+func rowOf(c resources.Customer) *customerRow {
+	return &customerRow{ID: c.ID, ShortName: c.ShortName, LongName: c.LongName, VCSGroup: c.VCSGroup,
+		PrimaryContactEmail: c.PrimaryContactEmail, PrimaryContactName: c.PrimaryContactName, BillingTier: c.BillingTier,
+		CustomerIndex: c.CustomerIndex, DefaultEmailTier: c.DefaultEmailTier, Edition: c.Edition, Notes: c.Notes,
+		Status: c.Status, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// ListCustomers lists customers in id order (archived included), one page.
+func (s *Store) ListCustomers(ctx context.Context, f resources.CustomerFilter, q resources.PageQuery) (resources.Page[resources.Customer], error) {
+	sel, err := byID(s.db.NewSelect().Model((*customerRow)(nil)), q.After)
+	if err != nil {
+		return resources.Page[resources.Customer]{}, err
+	}
+	for col, v := range map[string]string{"short_name": f.ShortName, "vcs_group": f.VCSGroup, "status": f.Status} {
+		if v != "" {
+			sel.Where("? = ?", bun.Ident(col), v)
+		}
+	}
+	return scanPage(ctx, sel, q.Limit, customerRow.customer, func(c resources.Customer) []string { return idKey(c.ID) })
+}
+
+// GetCustomer reads one customer, archived included.
+func (s *Store) GetCustomer(ctx context.Context, id int64) (*resources.Customer, error) {
+	row, err := customerByID(ctx, s.db, id, "")
+	if err != nil {
+		return nil, err
+	}
+	c := row.customer()
+	return &c, nil
+}
+
+// customerByID reads a customer, optionally with a row lock ("UPDATE",
+// "UPDATE NOWAIT", "SHARE").
+func customerByID(ctx context.Context, db bun.IDB, id int64, lock string) (*customerRow, error) {
+	row := &customerRow{}
+	sel := db.NewSelect().Model(row).Where("id = ?", id)
+	if lock != "" {
+		sel.For(lock)
+	}
+	if err := sel.Scan(ctx); err != nil {
+		if noRows(err) {
+			return nil, resources.NotFound(resources.CodeCustomerNotFound, "no customer %d", id)
+		}
+		if lockNotAvailable(err) {
+			return nil, resources.Errorf(resources.KindConflict, resources.CodeConflict, "customer %d is being changed; retry", id)
+		}
+		return nil, err
+	}
+	return row, nil
+}
+
+// CreateCustomer implements resources.Customers (see there).
+func (s *Store) CreateCustomer(ctx context.Context, a resources.Actor, c resources.CustomerCreate, l *resources.Lease) (resources.Customer, error) {
+	if l.Resumed(resources.RecoveryCustomerCreated) {
+		var done struct{ ID int64 }
+		if err := json.Unmarshal(l.RecoveryData, &done); err != nil {
+			return resources.Customer{}, err
+		}
+		got, err := s.GetCustomer(ctx, done.ID)
+		if err != nil {
+			return resources.Customer{}, err
+		}
+		return *got, nil
+	}
+	var out resources.Customer
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		row, err := insertCustomer(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		if err := insertPrimaryTenant(ctx, tx, row); err != nil {
+			return err
+		}
+		out = row.customer()
+		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "customer.create", entityType: "customer",
+			entityID: idString(row.ID), after: row}); err != nil {
+			return err
+		}
+		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryCustomerCreated, map[string]int64{"ID": row.ID})
+	})
+	return out, err
+}

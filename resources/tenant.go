@@ -1,0 +1,47 @@
+package resources
+
+import (
+	"context"
+	"time"
+)
+
+// Tenant problem codes.
+const (
+	CodeTenantNotFound  = "tenant_not_found"
+	CodeTenantNotEmpty  = "tenant_not_empty"
+	CodeTenantIsPrimary = "tenant_is_primary"
+	CodeSlugTaken       = "slug_taken"
+)
+
+// Tenant is a tenant of a customer; each customer has one primary tenant
+// whose slug is the customer's vcs_group.
+type Tenant struct {
+	ID         int64     `json:"id"`
+	CustomerID int64     `json:"customer_id"`
+	Slug       string    `json:"slug"`
+	Name       string    `json:"name"`
+	Primary    bool      `json:"primary"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// TenantFilter narrows the tenant list; filters are exact and combine.
+type TenantFilter struct {
+	CustomerID int64  `json:"customer_id,omitempty"`
+	Slug       string `json:"slug,omitempty"`
+}
+
+// TenantPatch is a merge patch of a tenant: only the name changes.
+type TenantPatch struct {
+	Name Patch[string]
+}
+
+// Tenants stores tenants. A tenant is deleted only when it is empty and not
+// the primary tenant of a live customer.
+type Tenants interface {
+	ListTenants(ctx context.Context, f TenantFilter, q PageQuery) (Page[Tenant], error)
+	GetTenant(ctx context.Context, id int64) (*Tenant, error)
+	CreateTenant(ctx context.Context, a Actor, t Tenant) (Tenant, error)
+	PatchTenant(ctx context.Context, a Actor, id int64, p TenantPatch) (Tenant, error)
+	DeleteTenant(ctx context.Context, a Actor, id int64) error
+}
