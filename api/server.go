@@ -36,6 +36,8 @@ type Services struct {
 	Audit       resources.AuditReader
 	Idempotency resources.Idempotency
 	Customers   resources.Customers
+	Tenants     resources.Tenants
+	Users       resources.Users
 	CodeHost    resources.CodeHost
 }
 
@@ -95,6 +97,8 @@ func (s *Server) registerOperations() {
 	s.registerTokens()
 	s.registerAudit()
 	s.registerCustomers()
+	s.registerTenants()
+	s.registerUsers()
 }
 
 func (s *Server) humaConfig() huma.Config {
@@ -107,6 +111,8 @@ func (s *Server) humaConfig() huma.Config {
 		{Name: "API tokens", Description: "Metadata of API tokens and service accounts (tokens are minted in the portal)."},
 		{Name: "Audit", Description: "The audit log of every change."},
 		{Name: "Customers", Description: "Customers, their status and their code-host group."},
+		{Name: "Tenants", Description: "Tenants of customers; each customer has one primary tenant."},
+		{Name: "Users", Description: "People of the installation: invited, changed and deactivated, never deleted."},
 	}
 	cfg.Servers = []*huma.Server{{URL: Prefix}}
 	cfg.OpenAPIPath = "/openapi"

@@ -130,3 +130,33 @@ func CheckGrantPermissions(creator Principal, keys []string) error {
 	}
 	return nil
 }
+
+// User statuses and problem codes of the users API.
+const (
+	UserActive      = "active"
+	UserDeactivated = "deactivated"
+)
+
+// UserFilter narrows the user list; filters are exact and combine.
+type UserFilter struct {
+	Email  string `json:"email,omitempty"`  // normalised before comparing
+	Status string `json:"status,omitempty"` // active or deactivated
+	Role   string `json:"role,omitempty"`   // holds this role
+}
+
+// UserPatch is a merge patch of a user: display name and roles.
+type UserPatch struct {
+	DisplayName Patch[string]
+	Roles       Patch[[]string]
+}
+
+// Users is the users API: people are invited (created), changed and
+// deactivated, never deleted; a deactivated person's tokens answer 401
+// principal_disabled.
+type Users interface {
+	ListUsers(ctx context.Context, f UserFilter, q PageQuery) (Page[User], error)
+	GetUser(ctx context.Context, id int64) (*User, error)
+	InviteUser(ctx context.Context, a Actor, u NewUser) (User, error)
+	PatchUser(ctx context.Context, a Actor, id int64, p UserPatch) (User, error)
+	DeactivateUser(ctx context.Context, a Actor, id int64) error
+}

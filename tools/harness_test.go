@@ -17,7 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"platformapi/api"
-	"platformapi/bunstore"
+	"platformapi/api/apitest"
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
 )
@@ -28,53 +28,49 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const (
 	testPepper    = "tools-test-pepper-0123456789abcdef"
 	testCursorKey = "tools-test-cursor-key-0123456789"
-	adminEmail    = "ada@example.com"
+	adminEmail    = apitest.AdminEmail
 )
 
-// env is a running server: a fresh database, the api server with the MCP
-// endpoint mounted, served over real HTTP.
+// env is a running server: apitest's fresh database and real HTTP server,
+// with the MCP endpoint mounted.
 type env struct {
 	t      *testing.T
+	api    *apitest.Env
 	srv    *api.Server
 	mcp    *MCP
 	ts     *httptest.Server
-	st     *bunstore.Store
-	minter bunstore.TokenMinter
 	tokens int
 }
 
 // envOption adjusts the configuration before the server is built.
-type envOption func(*api.Config, *Config)
+type envOption func(*apitest.Options, *Config)
 
-// newEnv builds a server on a fresh database, with an administrator
-// (adminEmail) and the API turned on unless apiOff.
+// newEnv builds a server on a fresh database with an administrator
+// (apitest.AdminEmail) and the API off until enableAPI.
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	st := bunstore.NewStore(pgtest.DB(t))
-	acfg := api.Config{Pepper: resources.Pepper(testPepper), CursorKey: []byte(testCursorKey)}
+	e := &env{t: t}
 	var tcfg Config
-	for _, o := range opts {
-		o(&acfg, &tcfg)
+	o := apitest.Options{Disabled: true}
+	for _, opt := range opts {
+		opt(&o, &tcfg)
 	}
-	srv := api.New(acfg, api.Services{Settings: st, Credentials: st, Tokens: st, Audit: st})
-	m, err := New(srv, tcfg)
-	if err != nil {
-		t.Fatal(err)
+	o.Mount = func(srv *api.Server) {
+		m, err := New(srv, tcfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.srv, e.mcp = srv, m
 	}
-	ts := httptest.NewServer(srv.Router())
-	t.Cleanup(ts.Close)
-	e := &env{t: t, srv: srv, mcp: m, ts: ts, st: st, minter: bunstore.TokenMinter{Store: st, Pepper: acfg.Pepper}}
-	if _, err := st.CreateUser(t.Context(), "", resources.NewUser{Email: adminEmail, DisplayName: "Ada Admin",
-		Roles: []string{"admin"}}); err != nil {
-		t.Fatal(err)
-	}
+	e.api = apitest.New(t, o)
+	e.ts = e.api.HTTP
 	return e
 }
 
 // enableAPI turns the API on, as an administrator does in the portal.
 func (e *env) enableAPI() *env {
 	e.t.Helper()
-	if _, err := e.st.SetAPIEnabled(e.t.Context(), adminEmail, true); err != nil {
+	if _, err := e.api.Portal.SetAPIEnabled(e.t.Context(), adminEmail, true); err != nil {
 		e.t.Fatal(err)
 	}
 	return e
@@ -84,12 +80,7 @@ func (e *env) enableAPI() *env {
 func (e *env) token(scopes ...string) string {
 	e.t.Helper()
 	e.tokens++
-	mt, err := e.minter.CreateToken(e.t.Context(), adminEmail,
-		resources.NewToken{Name: fmt.Sprintf("tools-test-%d", e.tokens), Scopes: scopes, Days: 90})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return mt.Value
+	return e.api.TokenFor(adminEmail, resources.NewToken{Name: fmt.Sprintf("tools-test-%d", e.tokens), Scopes: scopes})
 }
 
 // client connects an initialized MCP client with the bearer token and the

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"platformapi/api"
+	"platformapi/api/apitest"
 	"platformapi/resources"
 )
 
@@ -202,7 +203,7 @@ func TestMCP_ArgumentsReachREST(t *testing.T) {
 func TestMCP_RateLimit_CallCostsTwo(t *testing.T) {
 	t.Parallel()
 	clock := func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
-	e := newEnv(t, func(a *api.Config, _ *Config) { a.Limiter = api.NewLocalLimiter(api.RatePerMinute, clock) }).enableAPI()
+	e := newEnv(t, func(o *apitest.Options, _ *Config) { o.Limiter = api.NewLocalLimiter(api.RatePerMinute, clock) }).enableAPI()
 	c := e.client(e.token(resources.PermAuditRead), nil, false)
 	ctx := context.WithoutCancel(t.Context())
 	req := mcp.CallToolRequest{}
@@ -224,7 +225,7 @@ func TestMCP_OriginRefused_403(t *testing.T) {
 	const allowed = "https://portal.example"
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	for _, origins := range [][]string{nil, {allowed}} {
-		e := newEnv(t, func(_ *api.Config, c *Config) { c.AllowedOrigins = origins }).enableAPI()
+		e := newEnv(t, func(_ *apitest.Options, c *Config) { c.AllowedOrigins = origins }).enableAPI()
 		tok := e.token(resources.PermAuditRead)
 		r := e.do(http.MethodPost, Path, map[string]string{"Origin": "https://evil.example",
 			"Authorization": "Bearer " + tok, "Content-Type": "application/json"}, body)

@@ -63,6 +63,8 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	cmd.Flags().BoolVar(&so.Demo, "demo", false, "set up the demo administrator, enable the API and print an admin token")
 	cmd.Flags().StringVar(&networks, "allowed-networks", "", "client networks served, CIDR list (default: loopback and private ranges)")
 	cmd.Flags().StringVar(&origins, "mcp-allowed-origins", "", "Origin values allowed on /mcp, comma-separated (default: none; requests without Origin pass)")
+	cmd.Flags().StringVar(&so.GitLabURL, "gitlab-url", os.Getenv("PLATFORMAPI_GITLAB_URL"), "GitLab base URL of the code host (env PLATFORMAPI_GITLAB_URL); empty: simulated")
+	so.GitLabToken = os.Getenv("PLATFORMAPI_GITLAB_TOKEN")
 	return cmd
 }
 

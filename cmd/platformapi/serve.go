@@ -12,6 +12,9 @@ import (
 
 	"platformapi/api"
 	"platformapi/bunstore"
+	"platformapi/resources"
+	"platformapi/resources/codehostsim"
+	"platformapi/resources/gitlab"
 	"platformapi/tools"
 )
 
@@ -21,6 +24,37 @@ type ServeOptions struct {
 	Demo           bool
 	Networks       []netip.Prefix // nil: loopback and private ranges
 	AllowedOrigins []string       // MCP Origin allow-list
+	GitLabURL      string         // code host; empty: the simulated one
+	GitLabToken    string
+}
+
+// codeHost picks the code host: GitLab when a URL is configured, else the
+// in-process simulated one (demo and development).
+func (m *Main) codeHost(o ServeOptions) resources.CodeHost {
+	if o.GitLabURL != "" {
+		return gitlab.New(o.GitLabURL, o.GitLabToken, nil)
+	}
+	m.opts.Logger.Warn("no GitLab configured (--gitlab-url): using the simulated code host")
+	return codehostsim.New()
+}
+
+// sweepIdempotencyKeys deletes expired idempotency keys now and every
+// interval until ctx ends.
+func (m *Main) sweepIdempotencyKeys(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := m.store.DeleteExpired(ctx); err != nil && ctx.Err() == nil {
+			m.opts.Logger.Error("deleting expired idempotency keys", "error", err)
+		} else if n > 0 {
+			m.opts.Logger.Info("deleted expired idempotency keys", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Handler builds the HTTP handler: the API under /api/v1 and MCP at /mcp.
@@ -30,7 +64,8 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions) (http.Handler, error
 		return nil, err
 	}
 	srv := api.New(api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger},
-		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store})
+		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
+			Idempotency: m.store, Customers: m.store, CodeHost: m.codeHost(o)})
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err
 	}
@@ -55,6 +90,7 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	go m.sweepIdempotencyKeys(ctx, 10*time.Minute)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return err
