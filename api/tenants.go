@@ -1,3 +1,129 @@
 package api
 
-func (s *Server) registerTenants() {}
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"platformapi/resources"
+)
+
+// Tenant is a tenant as the API shows it.
+type Tenant struct {
+	ID         string    `json:"id" example:"7"`
+	CustomerID string    `json:"customer_id" example:"42"`
+	Slug       string    `json:"slug" example:"acme-labs"`
+	Name       string    `json:"name" example:"Acme Labs"`
+	Primary    bool      `json:"primary" doc:"The customer's primary tenant (slug = the customer's vcs_group)"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// TenantCreate is the body of POST /tenants.
+type TenantCreate struct {
+	CustomerID string `json:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"The customer the tenant belongs to"`
+	Slug       string `json:"slug" minLength:"2" maxLength:"30" pattern:"^[a-z][a-z0-9-]{1,29}$" doc:"Unique among tenants and never a customer's vcs_group; frozen"`
+	Name       string `json:"name" minLength:"2" maxLength:"80"`
+}
+
+// TenantPatch is the merge-patch body of PATCH /tenants/{id}.
+type TenantPatch struct {
+	Name       Optional[string] `json:"name,omitzero" minLength:"2" maxLength:"80"`
+	Slug       Optional[string] `json:"slug,omitzero" maxLength:"30" doc:"Frozen"`
+	CustomerID Optional[string] `json:"customer_id,omitzero" maxLength:"9" doc:"Frozen"`
+}
+
+func (p TenantPatch) domain() resources.TenantPatch {
+	cid := resources.Patch[int64]{Set: p.CustomerID.Patch().Set, Null: p.CustomerID.Patch().Null, Value: parseID(p.CustomerID.Patch().Value)}
+	return resources.TenantPatch{Name: p.Name.Patch(), Slug: p.Slug.Patch(), CustomerID: cid}
+}
+
+func tenantView(t resources.Tenant) Tenant {
+	return Tenant{ID: formatID(t.ID), CustomerID: formatID(t.CustomerID), Slug: t.Slug, Name: t.Name, Primary: t.Primary,
+		CreatedAt: t.CreatedAt.UTC(), UpdatedAt: t.UpdatedAt.UTC()}
+}
+
+// Inputs and outputs of the tenant operations.
+type (
+	ListTenantsInput struct {
+		ListParams
+		CustomerID string `query:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Only this customer's tenants"`
+		Slug       string `query:"slug" maxLength:"30" doc:"Exact slug"`
+	}
+	TenantIDInput struct {
+		TenantID string `path:"tenant_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Tenant id"`
+	}
+	CreateTenantInput struct {
+		Body TenantCreate
+	}
+	PatchTenantInput struct {
+		TenantIDInput
+		Body TenantPatch `contentType:"application/merge-patch+json"`
+	}
+	TenantOutput struct {
+		Body Tenant
+	}
+	TenantCreatedOutput struct {
+		Location string `header:"Location" doc:"/api/v1/tenants/{id}"`
+		Body     Tenant
+	}
+)
+
+func (s *Server) registerTenants() {
+	tags := []string{"Tenants"}
+	Register(s.api, Op{ID: "list-tenants", Method: http.MethodGet, Path: "/tenants", Tags: tags,
+		Summary: "List tenants", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest},
+		Description: "Tenants in id order; filters are exact and combine.",
+	}, s.listTenants)
+	Register(s.api, Op{ID: "get-tenant", Method: http.MethodGet, Path: "/tenants/{tenant_id}", Tags: tags,
+		Summary: "Read a tenant", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+	}, func(ctx context.Context, in *TenantIDInput) (*TenantOutput, error) {
+		t, err := s.svc.Tenants.GetTenant(ctx, parseID(in.TenantID))
+		if err != nil {
+			return nil, err
+		}
+		return &TenantOutput{Body: tenantView(*t)}, nil
+	})
+	Register(s.api, Op{ID: "create-tenant", Method: http.MethodPost, Path: "/tenants", Tags: tags, Status: http.StatusCreated,
+		Summary: "Create a tenant", Permissions: tenancyWrite, Idempotent: true,
+		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
+		Description: "Adds a tenant to a live customer (404 customer_not_found; 409 customer_archived, slug_taken).",
+	}, s.createTenant)
+	Register(s.api, Op{ID: "patch-tenant", Method: http.MethodPatch, Path: "/tenants/{tenant_id}", Tags: tags,
+		Summary: "Rename a tenant (JSON Merge Patch)", Permissions: tenancyWrite,
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
+		Description: "name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).",
+	}, s.patchTenant)
+	Register(s.api, Op{ID: "delete-tenant", Method: http.MethodDelete, Path: "/tenants/{tenant_id}", Tags: tags,
+		Summary: "Delete an empty tenant", Permissions: tenancyWrite, Destroy: true, Status: http.StatusNoContent,
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
+		Description: "Only an empty tenant (no projects, retired ones included: 409 tenant_not_empty with blockers) " +
+			"that is not the primary tenant of a live customer (409 tenant_is_primary).",
+	}, func(ctx context.Context, in *TenantIDInput) (*struct{}, error) {
+		return nil, s.svc.Tenants.DeleteTenant(ctx, ActorFrom(ctx), parseID(in.TenantID))
+	})
+}
+
+func (s *Server) listTenants(ctx context.Context, in *ListTenantsInput) (*ListOutput[Tenant], error) {
+	f := resources.TenantFilter{CustomerID: parseID(in.CustomerID), Slug: in.Slug}
+	return listPage(s, "tenants", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.Tenant], error) {
+		return s.svc.Tenants.ListTenants(ctx, f, q)
+	}, tenantView)
+}
+
+func (s *Server) createTenant(ctx context.Context, in *CreateTenantInput) (*TenantCreatedOutput, error) {
+	t, err := s.svc.Tenants.CreateTenant(ctx, ActorFrom(ctx), resources.Tenant{CustomerID: parseID(in.Body.CustomerID),
+		Slug: in.Body.Slug, Name: in.Body.Name}, LeaseFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &TenantCreatedOutput{Location: Prefix + "/tenants/" + formatID(t.ID), Body: tenantView(t)}, nil
+}
+
+func (s *Server) patchTenant(ctx context.Context, in *PatchTenantInput) (*TenantOutput, error) {
+	t, err := s.svc.Tenants.PatchTenant(ctx, ActorFrom(ctx), parseID(in.TenantID), in.Body.domain())
+	if err != nil {
+		return nil, err
+	}
+	return &TenantOutput{Body: tenantView(t)}, nil
+}

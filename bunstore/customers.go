@@ -2,7 +2,6 @@ package bunstore
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -89,16 +88,8 @@ func customerByID(ctx context.Context, db bun.IDB, id int64, lock string) (*cust
 
 // CreateCustomer implements resources.Customers (see there).
 func (s *Store) CreateCustomer(ctx context.Context, a resources.Actor, c resources.CustomerCreate, l *resources.Lease) (resources.Customer, error) {
-	if l.Resumed(resources.RecoveryCustomerCreated) {
-		var done struct{ ID int64 }
-		if err := json.Unmarshal(l.RecoveryData, &done); err != nil {
-			return resources.Customer{}, err
-		}
-		got, err := s.GetCustomer(ctx, done.ID)
-		if err != nil {
-			return resources.Customer{}, err
-		}
-		return *got, nil
+	if id, resumed, err := resumedID(l, resources.RecoveryCustomerCreated); err != nil || resumed {
+		return resumeCreate(ctx, id, err, s.GetCustomer)
 	}
 	var out resources.Customer
 	err := s.inTx(ctx, func(tx bun.Tx) error {
@@ -114,7 +105,7 @@ func (s *Store) CreateCustomer(ctx context.Context, a resources.Actor, c resourc
 			entityID: idString(row.ID), after: row}); err != nil {
 			return err
 		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryCustomerCreated, map[string]int64{"ID": row.ID})
+		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryCustomerCreated, createdID{row.ID})
 	})
 	return out, err
 }

@@ -157,3 +157,30 @@ func updateRow(ctx context.Context, tx bun.IDB, model any) error {
 	_, err := tx.NewUpdate().Model(model).Value("updated_at", "now()").WherePK().Returning("updated_at").Exec(ctx)
 	return err
 }
+
+// createdID is what a create records as its recovery point: the new row's id.
+type createdID struct{ ID int64 }
+
+// resumedID returns the id a keyed create already committed, when the lease
+// resumes past point; ok is false for a fresh attempt.
+func resumedID(l *resources.Lease, point string) (id int64, ok bool, err error) {
+	if !l.Resumed(point) {
+		return 0, false, nil
+	}
+	var done createdID
+	err = json.Unmarshal(l.RecoveryData, &done)
+	return done.ID, err == nil, err
+}
+
+// resumeCreate returns the row a resumed keyed create committed earlier.
+func resumeCreate[T any](ctx context.Context, id int64, err error, get func(context.Context, int64) (*T, error)) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	got, err := get(ctx, id)
+	if err != nil {
+		return zero, err
+	}
+	return *got, nil
+}

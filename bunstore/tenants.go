@@ -1,6 +1,7 @@
 package bunstore
 
 import (
+	"context"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -23,4 +24,143 @@ type tenantRow struct {
 func (r tenantRow) tenant() resources.Tenant {
 	return resources.Tenant{ID: r.ID, CustomerID: r.CustomerID, Slug: r.Slug, Name: r.Name, Primary: r.Primary,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+func tenantByID(ctx context.Context, db bun.IDB, id int64, lock string) (*tenantRow, error) {
+	row := &tenantRow{}
+	sel := db.NewSelect().Model(row).Where("id = ?", id)
+	if lock != "" {
+		sel.For(lock)
+	}
+	if err := sel.Scan(ctx); err != nil {
+		if noRows(err) {
+			return nil, resources.NotFound(resources.CodeTenantNotFound, "no tenant %d", id)
+		}
+		return nil, err
+	}
+	return row, nil
+}
+
+// ListTenants lists tenants in id order, one keyset page.
+func (s *Store) ListTenants(ctx context.Context, f resources.TenantFilter, q resources.PageQuery) (resources.Page[resources.Tenant], error) {
+	sel, err := byID(s.db.NewSelect().Model((*tenantRow)(nil)), q.After)
+	if err != nil {
+		return resources.Page[resources.Tenant]{}, err
+	}
+	if f.CustomerID != 0 {
+		sel.Where("customer_id = ?", f.CustomerID)
+	}
+	if f.Slug != "" {
+		sel.Where("slug = ?", f.Slug)
+	}
+	return scanPage(ctx, sel, q.Limit, tenantRow.tenant, func(t resources.Tenant) []string { return idKey(t.ID) })
+}
+
+// GetTenant reads one tenant.
+func (s *Store) GetTenant(ctx context.Context, id int64) (*resources.Tenant, error) {
+	row, err := tenantByID(ctx, s.db, id, "")
+	if err != nil {
+		return nil, err
+	}
+	t := row.tenant()
+	return &t, nil
+}
+
+// CreateTenant adds a tenant to a live customer. The slug is unique among
+// tenants and never another customer's vcs_group.
+func (s *Store) CreateTenant(ctx context.Context, a resources.Actor, t resources.Tenant, l *resources.Lease) (resources.Tenant, error) {
+	if id, resumed, err := resumedID(l, resources.RecoveryTenantCreated); err != nil || resumed {
+		return resumeCreate(ctx, id, err, s.GetTenant)
+	}
+	var out resources.Tenant
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		row, err := insertTenant(ctx, tx, t)
+		if err != nil {
+			return err
+		}
+		out = row.tenant()
+		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.create", entityType: "tenant",
+			entityID: idString(row.ID), after: row}); err != nil {
+			return err
+		}
+		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryTenantCreated, createdID{row.ID})
+	})
+	return out, err
+}
+
+func insertTenant(ctx context.Context, tx bun.Tx, t resources.Tenant) (*tenantRow, error) {
+	c, err := customerByID(ctx, tx, t.CustomerID, "SHARE")
+	if err != nil {
+		return nil, err
+	}
+	if c.Status == resources.CustomerArchived {
+		return nil, resources.Errorf(resources.KindConflict, resources.CodeCustomerArchived, "customer %d is archived", c.ID)
+	}
+	var groups int
+	if err := tx.NewRaw("SELECT count(*) FROM customers WHERE vcs_group = ?", t.Slug).Scan(ctx, &groups); err != nil {
+		return nil, err
+	}
+	taken := resources.Errorf(resources.KindConflict, resources.CodeSlugTaken, "slug %s is taken by a tenant or a customer's vcs_group", t.Slug)
+	taken.Field = "slug"
+	if groups > 0 {
+		return nil, taken
+	}
+	row := &tenantRow{CustomerID: t.CustomerID, Slug: t.Slug, Name: t.Name}
+	if _, err := tx.NewInsert().Model(row).ExcludeColumn("id", "created_at", "updated_at").Returning("*").Exec(ctx); err != nil {
+		if uniqueViolation(err, "tenants_slug_key") {
+			return nil, taken
+		}
+		return nil, err
+	}
+	return row, nil
+}
+
+// PatchTenant renames a tenant (slug and customer are frozen).
+func (s *Store) PatchTenant(ctx context.Context, a resources.Actor, id int64, p resources.TenantPatch) (resources.Tenant, error) {
+	var out resources.Tenant
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		before, err := tenantByID(ctx, tx, id, "UPDATE")
+		if err != nil {
+			return err
+		}
+		if out, err = before.tenant().Apply(p); err != nil || out == before.tenant() {
+			return err
+		}
+		after := *before
+		after.Name = out.Name
+		if err := updateRow(ctx, tx, &after); err != nil {
+			return err
+		}
+		out = after.tenant()
+		return writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.update", entityType: "tenant",
+			entityID: idString(id), before: before, after: &after})
+	})
+	return out, err
+}
+
+// DeleteTenant deletes an empty tenant that is not the primary tenant of a
+// live customer.
+func (s *Store) DeleteTenant(ctx context.Context, a resources.Actor, id int64) error {
+	return s.inTx(ctx, func(tx bun.Tx) error {
+		t, err := tenantByID(ctx, tx, id, "UPDATE")
+		if err != nil {
+			return err
+		}
+		c, err := customerByID(ctx, tx, t.CustomerID, "SHARE")
+		if err != nil {
+			return err
+		}
+		var projects int
+		if err := tx.NewRaw("SELECT count(*) FROM projects WHERE tenant_id = ?", id).Scan(ctx, &projects); err != nil {
+			return err
+		}
+		if err := resources.CheckTenantDelete(t.tenant(), c.Status, projects); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model(t).WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.delete", entityType: "tenant",
+			entityID: idString(id), before: t})
+	})
 }

@@ -31,9 +31,41 @@ type TenantFilter struct {
 	Slug       string `json:"slug,omitempty"`
 }
 
-// TenantPatch is a merge patch of a tenant: only the name changes.
+// TenantPatch is a merge patch of a tenant: the name changes; customer_id
+// and slug are frozen (their current value is accepted).
 type TenantPatch struct {
-	Name Patch[string]
+	Name       Patch[string]
+	Slug       Patch[string]
+	CustomerID Patch[int64]
+}
+
+// RecoveryTenantCreated is the recovery point of a keyed tenant create.
+const RecoveryTenantCreated = "tenant_created"
+
+// Apply returns the tenant after the patch.
+func (t Tenant) Apply(p TenantPatch) (Tenant, error) {
+	if err := Frozen("slug", p.Slug, t.Slug); err != nil {
+		return t, err
+	}
+	if err := Frozen("customer_id", p.CustomerID, t.CustomerID); err != nil {
+		return t, err
+	}
+	Apply(&t.Name, p.Name)
+	return t, nil
+}
+
+// CheckTenantDelete allows deleting only an empty tenant that is not the
+// primary tenant of a live customer.
+func CheckTenantDelete(t Tenant, customerStatus string, projects int) error {
+	if t.Primary && customerStatus != CustomerArchived {
+		return Errorf(KindConflict, CodeTenantIsPrimary, "tenant %d is the primary tenant of a live customer", t.ID)
+	}
+	if projects > 0 {
+		e := Errorf(KindConflict, CodeTenantNotEmpty, "tenant %d holds %d projects (retired ones count)", t.ID, projects)
+		e.Blockers = map[string]int{"projects": projects}
+		return e
+	}
+	return nil
 }
 
 // Tenants stores tenants. A tenant is deleted only when it is empty and not
@@ -41,7 +73,7 @@ type TenantPatch struct {
 type Tenants interface {
 	ListTenants(ctx context.Context, f TenantFilter, q PageQuery) (Page[Tenant], error)
 	GetTenant(ctx context.Context, id int64) (*Tenant, error)
-	CreateTenant(ctx context.Context, a Actor, t Tenant) (Tenant, error)
+	CreateTenant(ctx context.Context, a Actor, t Tenant, l *Lease) (Tenant, error)
 	PatchTenant(ctx context.Context, a Actor, id int64, p TenantPatch) (Tenant, error)
 	DeleteTenant(ctx context.Context, a Actor, id int64) error
 }
