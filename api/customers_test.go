@@ -252,3 +252,12 @@ func TestCustomers_List_CursorRoundTripsWhileRowsAreInserted(t *testing.T) {
 		}
 	}
 }
+
+func TestCustomers_Create_NullIndexAllocates(t *testing.T) {
+	e, tok := customerEnv(t)
+	r := e.Do("POST", "/api/v1/customers", tok, `{"short_name":"ACME","long_name":"Acme Corporation","vcs_group":"acme",
+		"primary_contact_email":"a@acme.example","primary_contact_name":"Jane Doe","customer_index":null,"notes":null}`)
+	if r.Status != 201 || r.JSON(t)["customer_index"] != 1.0 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+}

@@ -92,3 +92,17 @@ func TestTenants_Delete_NotEmpty_409WithBlockers(t *testing.T) {
 		t.Fatalf("delete event: %v", items)
 	}
 }
+
+func TestTenants_Create_IdempotentReplay(t *testing.T) {
+	e, tok := customerEnv(t)
+	a := createCustomer(t, e, tok, acme())["id"].(string)
+	body := map[string]any{"customer_id": a, "slug": "acme-k", "name": "Keyed"}
+	first := e.Do("POST", "/api/v1/tenants", tok, body, "Idempotency-Key", "tenant-1")
+	again := e.Do("POST", "/api/v1/tenants", tok, body, "Idempotency-Key", "tenant-1")
+	if first.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || string(first.Body) != string(again.Body) {
+		t.Fatalf("replay: %d %d %s", first.Status, again.Status, again.Body)
+	}
+	if n := count(t, e, "SELECT count(*) FROM tenants WHERE slug = 'acme-k'"); n != 1 {
+		t.Fatalf("tenants: %d", n)
+	}
+}
