@@ -51,24 +51,34 @@ func (s *Store) CreateUser(ctx context.Context, as string, n resources.NewUser) 
 		if err != nil {
 			return err
 		}
-		row := &userRow{Email: email, DisplayName: n.DisplayName}
-		if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
-			if uniqueViolation(err, "users_email_key") {
-				return resources.Errorf(resources.KindConflict, resources.CodeEmailTaken, "a person with e-mail %s exists", email)
-			}
+		row, err := insertUser(ctx, tx, resources.NewUser{Email: email, DisplayName: n.DisplayName, Roles: n.Roles})
+		if err != nil {
 			return err
 		}
-		for _, role := range n.Roles {
-			if err := addRole(ctx, tx, row.ID, role); err != nil {
-				return err
-			}
-		}
-		row.Roles = nonNilStrings(n.Roles)
 		out = row.user()
 		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "user.create", entityType: "user",
 			entityID: idString(row.ID), after: row})
 	})
 	return out, err
+}
+
+// insertUser inserts an active person (e-mail already normalised) with the
+// roles, in that order; 409 email_taken when the address is held in any case.
+func insertUser(ctx context.Context, tx bun.Tx, n resources.NewUser) (*userRow, error) {
+	row := &userRow{Email: n.Email, DisplayName: n.DisplayName}
+	if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
+		if uniqueViolation(err, "users_email_key") {
+			return nil, resources.Errorf(resources.KindConflict, resources.CodeEmailTaken, "a person with e-mail %s exists", n.Email)
+		}
+		return nil, err
+	}
+	for _, role := range n.Roles {
+		if err := addRole(ctx, tx, row.ID, role); err != nil {
+			return nil, err
+		}
+	}
+	row.Roles = nonNilStrings(n.Roles)
+	return row, nil
 }
 
 func addRole(ctx context.Context, tx bun.Tx, userID int64, role string) error {
@@ -168,10 +178,15 @@ func (s *Store) changeRoles(ctx context.Context, as, email, action string, chang
 	return out, err
 }
 
+// userRoles is the sorted role names of the person u, as a SQL expression.
+const userRoles = `coalesce((SELECT array_agg(role ORDER BY role) FROM user_roles WHERE user_id = u.id), '{}')`
+
+// userSelect reads people (alias u) with their sorted role names.
+const userSelect = "SELECT u.*, " + userRoles + " AS roles FROM users u "
+
 func userByEmail(ctx context.Context, db bun.IDB, email string) (userRow, error) {
 	var u userRow
-	err := db.NewRaw(`SELECT u.*, coalesce((SELECT array_agg(role ORDER BY role) FROM user_roles WHERE user_id = u.id), '{}') AS roles
-		FROM users u WHERE lower(u.email) = lower(?) FOR UPDATE OF u`, email).Scan(ctx, &u)
+	err := db.NewRaw(userSelect+"WHERE lower(u.email) = lower(?) FOR UPDATE OF u", email).Scan(ctx, &u)
 	if noRows(err) {
 		return u, resources.NotFound(resources.CodeUserNotFound, "no person with e-mail %q", email)
 	}

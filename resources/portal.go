@@ -156,7 +156,9 @@ type UserPatch struct {
 type Users interface {
 	ListUsers(ctx context.Context, f UserFilter, q PageQuery) (Page[User], error)
 	GetUser(ctx context.Context, id int64) (*User, error)
-	InviteUser(ctx context.Context, a Actor, u NewUser) (User, error)
-	PatchUser(ctx context.Context, a Actor, id int64, p UserPatch) (User, error)
+	// InviteUser and PatchUser give only roles whose keys all lie within
+	// scopes (the caller's effective scopes).
+	InviteUser(ctx context.Context, a Actor, u NewUser, scopes []string, l *Lease) (User, error)
+	PatchUser(ctx context.Context, a Actor, id int64, p UserPatch, scopes []string) (User, error)
 	DeactivateUser(ctx context.Context, a Actor, id int64) error
 }

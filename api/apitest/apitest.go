@@ -106,7 +106,7 @@ func New(t testing.TB, o Options) *Env {
 	e.Lookups = &CountingCredentials{Credentials: st}
 	e.Server = api.New(api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now},
 		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st, Idempotency: idem(o, st),
-			Customers: st, Tenants: st, CodeHost: e.VCS})
+			Customers: st, Tenants: st, Users: st, CodeHost: e.VCS})
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}

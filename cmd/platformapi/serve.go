@@ -65,7 +65,7 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions) (http.Handler, error
 	}
 	srv := api.New(api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger},
 		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
-			Idempotency: m.store, Customers: m.store, Tenants: m.store, CodeHost: m.codeHost(o)})
+			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o)})
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err
 	}
