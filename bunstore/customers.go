@@ -66,24 +66,9 @@ func (s *Store) GetCustomer(ctx context.Context, id int64) (*resources.Customer,
 	return &c, nil
 }
 
-// customerByID reads a customer, optionally with a row lock ("UPDATE",
-// "UPDATE NOWAIT", "SHARE").
+// customerByID reads a customer, optionally under a row lock.
 func customerByID(ctx context.Context, db bun.IDB, id int64, lock string) (*customerRow, error) {
-	row := &customerRow{}
-	sel := db.NewSelect().Model(row).Where("id = ?", id)
-	if lock != "" {
-		sel.For(lock)
-	}
-	if err := sel.Scan(ctx); err != nil {
-		if noRows(err) {
-			return nil, resources.NotFound(resources.CodeCustomerNotFound, "no customer %d", id)
-		}
-		if lockNotAvailable(err) {
-			return nil, resources.Errorf(resources.KindConflict, resources.CodeConflict, "customer %d is being changed; retry", id)
-		}
-		return nil, err
-	}
-	return row, nil
+	return rowByID[customerRow](ctx, db, id, lock, resources.NotFound(resources.CodeCustomerNotFound, "no customer %d", id))
 }
 
 // CreateCustomer implements resources.Customers (see there).

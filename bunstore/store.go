@@ -184,3 +184,24 @@ func resumeCreate[T any](ctx context.Context, id int64, err error, get func(cont
 	}
 	return *got, nil
 }
+
+// rowByID reads the row with that id into a new R, optionally under a row
+// lock ("UPDATE", "UPDATE NOWAIT", "SHARE"): missing when there is none,
+// 409 conflict when a NOWAIT lock is held by a concurrent change.
+func rowByID[R any](ctx context.Context, db bun.IDB, id int64, lock string, missing error) (*R, error) {
+	row := new(R)
+	sel := db.NewSelect().Model(row).Where("id = ?", id)
+	if lock != "" {
+		sel.For(lock)
+	}
+	if err := sel.Scan(ctx); err != nil {
+		if noRows(err) {
+			return nil, missing
+		}
+		if lockNotAvailable(err) {
+			return nil, resources.Errorf(resources.KindConflict, resources.CodeConflict, "the resource is being changed; retry")
+		}
+		return nil, err
+	}
+	return row, nil
+}

@@ -27,18 +27,7 @@ func (r tenantRow) tenant() resources.Tenant {
 }
 
 func tenantByID(ctx context.Context, db bun.IDB, id int64, lock string) (*tenantRow, error) {
-	row := &tenantRow{}
-	sel := db.NewSelect().Model(row).Where("id = ?", id)
-	if lock != "" {
-		sel.For(lock)
-	}
-	if err := sel.Scan(ctx); err != nil {
-		if noRows(err) {
-			return nil, resources.NotFound(resources.CodeTenantNotFound, "no tenant %d", id)
-		}
-		return nil, err
-	}
-	return row, nil
+	return rowByID[tenantRow](ctx, db, id, lock, resources.NotFound(resources.CodeTenantNotFound, "no tenant %d", id))
 }
 
 // ListTenants lists tenants in id order, one keyset page.
