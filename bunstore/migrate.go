@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/rivermigrate"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 )
@@ -72,7 +74,65 @@ func Migrate(ctx context.Context, db *bun.DB) (applied []string, err error) {
 	if err != nil {
 		return applied, fmt.Errorf("bunstore: migrate: %w", err)
 	}
-	return applied, nil
+	river, err := migrateRiver(ctx, db)
+	return append(applied, river...), err
+}
+
+// riverSchema names the River job-queue schema version the embedded River
+// migrations create; it is part of MigrationsFingerprint.
+const riverSchema = "river v0.41.0"
+
+// migrateRiver applies River's own migrations (its job tables), named
+// "river_<version>" in the result.
+func migrateRiver(ctx context.Context, db *bun.DB) ([]string, error) {
+	m, err := rivermigrate.New(riverdatabasesql.New(db.DB), nil)
+	if err != nil {
+		return nil, fmt.Errorf("bunstore: river migrations: %w", err)
+	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bunstore: river migrations: %w", err)
+	}
+	var names []string
+	for _, v := range res.Versions {
+		names = append(names, fmt.Sprintf("river_%03d", v.Version))
+	}
+	return names, nil
+}
+
+// riverStatus lists River's migrations with whether and when each was
+// applied (from River's own river_migration table).
+func riverStatus(ctx context.Context, db *bun.DB) ([]MigrationState, error) {
+	m, err := rivermigrate.New(riverdatabasesql.New(db.DB), nil)
+	if err != nil {
+		return nil, err
+	}
+	var exists bool
+	if err := db.NewRaw("SELECT to_regclass('river_migration') IS NOT NULL").Scan(ctx, &exists); err != nil {
+		return nil, err
+	}
+	applied := map[int]time.Time{}
+	if exists {
+		var rows []struct {
+			Version   int       `bun:"version"`
+			CreatedAt time.Time `bun:"created_at"`
+		}
+		if err := db.NewRaw("SELECT version, created_at FROM river_migration WHERE line = 'main'").Scan(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("bunstore: river migration status: %w", err)
+		}
+		for _, r := range rows {
+			applied[r.Version] = r.CreatedAt
+		}
+	}
+	var out []MigrationState
+	for _, v := range m.AllVersions() {
+		st := MigrationState{Name: fmt.Sprintf("river_%03d", v.Version)}
+		if at, ok := applied[v.Version]; ok {
+			st.Applied, st.AppliedAt = true, &at
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // lockMigrations takes the migration advisory lock on a dedicated
@@ -132,7 +192,8 @@ func MigrationStatus(ctx context.Context, db *bun.DB) ([]MigrationState, error) 
 		}
 		states = append(states, state)
 	}
-	return states, nil
+	river, err := riverStatus(ctx, db)
+	return append(states, river...), err
 }
 
 // MigrationsFingerprint returns a hex SHA-256 digest of the names and
@@ -141,6 +202,7 @@ func MigrationStatus(ctx context.Context, db *bun.DB) ([]MigrationState, error) 
 // schema (such as test template databases).
 func MigrationsFingerprint() string {
 	h := sha256.New()
+	h.Write([]byte(riverSchema))
 	// WalkDir visits files in lexical order, so the digest is stable.
 	err := fs.WalkDir(migrationFiles, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
