@@ -104,8 +104,8 @@ func TestCustomers_Delete_ArchivesOnceAndAgainChangesNothing(t *testing.T) {
 func TestCustomers_Delete_WithProjectsRetiredIncluded_409Blockers(t *testing.T) {
 	e, tok := customerEnv(t)
 	path := "/api/v1/customers/" + createCustomer(t, e, tok, acme())["id"].(string)
-	if _, err := e.Store.DB().ExecContext(context.Background(), `INSERT INTO projects (customer_id, tenant_id, status)
-		SELECT 1, 1, s FROM unnest(ARRAY['active', 'retired']) s`); err != nil {
+	if _, err := e.Store.DB().ExecContext(context.Background(), `INSERT INTO projects (customer_id, tenant_id, status, short_name, name, kind)
+		SELECT 1, 1, s, upper(s), 'Project ' || s, 'cluster' FROM unnest(ARRAY['active', 'retired']) s`); err != nil {
 		t.Fatal(err)
 	}
 	m := assertProblem(t, e.Do("DELETE", path, tok, nil), 409, "customer_has_projects")

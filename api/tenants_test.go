@@ -75,7 +75,8 @@ func TestTenants_Delete_NotEmpty_409WithBlockers(t *testing.T) {
 	e, tok := customerEnv(t)
 	a := createCustomer(t, e, tok, acme())["id"].(string)
 	id := e.Do("POST", "/api/v1/tenants", tok, map[string]any{"customer_id": a, "slug": "acme-two", "name": "Two"}).JSON(t)["id"].(string)
-	if _, err := e.Store.DB().ExecContext(context.Background(), "INSERT INTO projects (customer_id, tenant_id, status) VALUES (?, ?, 'retired')", a, id); err != nil {
+	if _, err := e.Store.DB().ExecContext(context.Background(), `INSERT INTO projects (customer_id, tenant_id, status, short_name, name, kind)
+		VALUES (?, ?, 'retired', 'OLD', 'Old project', 'vm')`, a, id); err != nil {
 		t.Fatal(err)
 	}
 	m := assertProblem(t, e.Do("DELETE", "/api/v1/tenants/"+id, tok, nil), 409, "tenant_not_empty")

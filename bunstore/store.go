@@ -17,8 +17,9 @@ import (
 // Store implements the resources services over PostgreSQL. Every change runs
 // in one transaction together with its audit event.
 type Store struct {
-	db  *bun.DB
-	now func() time.Time
+	db   *bun.DB
+	now  func() time.Time
+	jobs jobs
 }
 
 // NewStore wraps an open, migrated database.
@@ -205,3 +206,6 @@ func rowByID[R any](ctx context.Context, db bun.IDB, id int64, lock string, miss
 	}
 	return row, nil
 }
+
+// parseKey reads a decimal id.
+func parseKey(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }

@@ -1,0 +1,111 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// provisionArgs is the job that provisions a project.
+type provisionArgs struct {
+	OperationID int64 `json:"operation_id"`
+}
+
+// Kind names the job kind.
+func (provisionArgs) Kind() string { return resources.OpKindProjectProvision }
+
+// promotionArgs is the job that dispatches a release promotion.
+type promotionArgs struct {
+	ReleaseOperationID int64 `json:"release_operation_id"`
+}
+
+// Kind names the job kind.
+func (promotionArgs) Kind() string { return resources.OpKindReleasePromotion }
+
+// jobs lazily builds the insert-only River client the store enqueues with.
+type jobs struct {
+	once   sync.Once
+	client *river.Client[*sql.Tx]
+	err    error
+}
+
+// enqueue inserts a job inside the business transaction, so the job exists
+// exactly when the change that needs it committed.
+func (s *Store) enqueue(ctx context.Context, tx bun.Tx, args river.JobArgs) error {
+	s.jobs.once.Do(func() {
+		s.jobs.client, s.jobs.err = river.NewClient(riverdatabasesql.New(s.db.DB), &river.Config{})
+	})
+	if s.jobs.err != nil {
+		return s.jobs.err
+	}
+	_, err := s.jobs.client.InsertTx(ctx, tx.Tx, args, &river.InsertOpts{MaxAttempts: 25})
+	return err
+}
+
+// WorkerConfig configures the background worker.
+type WorkerConfig struct {
+	Pipeline       resources.ReleasePipeline
+	ProvisionDelay time.Duration // how long simulated provisioning takes
+	JobTimeout     time.Duration // 0: 5 minutes
+	RescueAfter    time.Duration // a job running this long is presumed lost (crash); 0: 10 minutes
+	PollInterval   time.Duration // 0: 1 second
+	Logger         *slog.Logger
+}
+
+// Worker runs the long-running operations (River over PostgreSQL): every
+// job's effect and its completion commit in one transaction, so a restart
+// loses no operation and a retried job never applies its effect twice.
+type Worker struct {
+	client *river.Client[*sql.Tx]
+}
+
+// NewWorker builds the worker over the store's database.
+func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &provisionWorker{store: s, delay: cfg.ProvisionDelay})
+	river.AddWorker(workers, &promotionWorker{store: s, pipeline: cfg.Pipeline})
+	timeout := cmpOr(cfg.JobTimeout, 5*time.Minute)
+	client, err := river.NewClient(riverdatabasesql.New(s.db.DB), &river.Config{
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		Workers:              workers,
+		JobTimeout:           timeout,
+		RescueStuckJobsAfter: max(cmpOr(cfg.RescueAfter, 10*time.Minute), timeout),
+		FetchPollInterval:    cmpOr(cfg.PollInterval, time.Second),
+		FetchCooldown:        min(cmpOr(cfg.PollInterval, time.Second), 100*time.Millisecond),
+		Logger:               cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{client: client}, nil
+}
+
+// Start begins working jobs in the background until Stop.
+func (w *Worker) Start(ctx context.Context) error { return w.client.Start(ctx) }
+
+// Stop lets running jobs finish (bounded by ctx) and stops.
+func (w *Worker) Stop(ctx context.Context) error { return w.client.Stop(ctx) }
+
+// StopAndCancel cancels running jobs (they are retried later) and stops.
+func (w *Worker) StopAndCancel(ctx context.Context) error { return w.client.StopAndCancel(ctx) }
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// completeJob marks a job completed inside tx, with the effect it had.
+func completeJob[T river.JobArgs](ctx context.Context, tx bun.Tx, job *river.Job[T]) error {
+	_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx.Tx, job)
+	return err
+}

@@ -1,0 +1,160 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+var releaseDeciders = []string{resources.PermReleasesWrite, resources.PermAdmin}
+
+// ApproveRelease lets a person approve a prod promotion awaiting approval (a
+// requester only with a note); the promotion is then queued.
+func (s *Store) ApproveRelease(ctx context.Context, as string, id int64, note string) (resources.ReleaseOperation, error) {
+	return s.decide(ctx, as, id, "release.approve", func(actor resources.Actor, r *releaseRow) error {
+		if err := resources.CheckApproval(r.release(), *actor.UserID, note); err != nil {
+			return err
+		}
+		r.Status = resources.OpPending
+		r.Decision = &resources.Decision{Outcome: "approved", By: actor.Label, At: time.Now().UTC(), Note: nonEmpty(note)}
+		return nil
+	})
+}
+
+// RejectRelease ends a prod promotion awaiting approval as failed, with the
+// reason.
+func (s *Store) RejectRelease(ctx context.Context, as string, id int64, reason string) (resources.ReleaseOperation, error) {
+	return s.decide(ctx, as, id, "release.reject", func(actor resources.Actor, r *releaseRow) error {
+		if reason == "" {
+			return resources.Invalid("reason", resources.CodeValidationFailed, "a rejection needs a reason")
+		}
+		if r.Status != resources.OpAwaitingApproval {
+			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval, "release operation %d is %s", r.ID, r.Status)
+		}
+		now := time.Now().UTC()
+		r.Status, r.FinishedAt = resources.OpFailed, &now
+		r.Decision = &resources.Decision{Outcome: "rejected", By: actor.Label, At: now, Reason: &reason}
+		r.Error = &resources.OperationError{Code: "release_rejected", Detail: reason}
+		return nil
+	})
+}
+
+// decide locks a release operation, applies a person's decision, queues an
+// approved promotion and records the event, in one transaction.
+func (s *Store) decide(ctx context.Context, as string, id int64, action string,
+	apply func(resources.Actor, *releaseRow) error) (resources.ReleaseOperation, error) {
+	var out resources.ReleaseOperation
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		actor, err := sessionActor(ctx, tx, as, releaseDeciders...)
+		if err != nil {
+			return err
+		}
+		before, err := releaseByID(ctx, tx, id, "UPDATE")
+		if err != nil {
+			return err
+		}
+		after := *before
+		if err := apply(actor, &after); err != nil {
+			return err
+		}
+		if err := updateRow(ctx, tx, &after); err != nil {
+			return err
+		}
+		if after.Status == resources.OpPending {
+			if err := s.enqueue(ctx, tx, promotionArgs{ReleaseOperationID: id}); err != nil {
+				return err
+			}
+		}
+		out = after.release()
+		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "release_operation",
+			entityID: idString(id), before: before, after: &after})
+	})
+	return out, err
+}
+
+// BookDataCopy books a data copy between environments for an operator; a
+// copy into PROD is refused while the PROD data lock is set.
+func (s *Store) BookDataCopy(ctx context.Context, as string, projectID int64, from, to string) (resources.ReleaseOperation, error) {
+	var out resources.ReleaseOperation
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		actor, err := sessionActor(ctx, tx, as, releaseDeciders...)
+		if err != nil {
+			return err
+		}
+		p, err := projectByID(ctx, tx, projectID, "SHARE")
+		if err != nil {
+			return err
+		}
+		if err := p.project().CheckWritable(); err != nil {
+			return err
+		}
+		if lock, err := prodLockOf(ctx, tx, projectID, "SHARE"); err != nil || (to == resources.EnvProd && lock.Locked) {
+			return errOr(err, resources.Errorf(resources.KindConflict, resources.CodeProdLocked, "the PROD data lock of project %d is set", projectID))
+		}
+		row := &releaseRow{ProjectID: projectID, Kind: resources.ReleaseDataCopy, SourceEnv: &from, TargetEnv: to,
+			Status: resources.OpAwaitingOperator, RequestedBy: actor.Label, RequestedVia: resources.RequestedViaPortal,
+			Requesters: []int64{*actor.UserID}}
+		if _, err := tx.NewInsert().Model(row).ExcludeColumn("id", "created_at", "updated_at").Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		out = row.release()
+		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.data_copy_book", entityType: "release_operation",
+			entityID: idString(row.ID), after: row})
+	})
+	return out, err
+}
+
+// promotionWorker dispatches a queued promotion to the release pipeline; the
+// pipeline's report (ReportDeploy) ends it.
+type promotionWorker struct {
+	river.WorkerDefaults[promotionArgs]
+	store    *Store
+	pipeline resources.ReleasePipeline
+}
+
+// Work marks the promotion running and dispatches it; an unavailable
+// pipeline is retried later, a refusing one fails the promotion.
+func (w *promotionWorker) Work(ctx context.Context, job *river.Job[promotionArgs]) error {
+	var d resources.PromotionDispatch
+	skip := false
+	err := w.store.inTx(ctx, func(tx bun.Tx) error {
+		r, err := releaseByID(ctx, tx, job.Args.ReleaseOperationID, "UPDATE")
+		if err != nil || (r.Status != resources.OpPending && r.Status != resources.OpRunning) {
+			skip = err == nil
+			return errOr(err, completeJob(ctx, tx, job))
+		}
+		now := time.Now().UTC()
+		r.Status, r.DispatchedAt = resources.OpRunning, &now
+		d, err = dispatchOf(ctx, tx, r)
+		return errOr(err, updateRow(ctx, tx, r))
+	})
+	if err != nil || skip {
+		return err
+	}
+	err = w.pipeline.Dispatch(ctx, d)
+	if err == nil || errors.Is(err, resources.ErrPipelineUnavailable) {
+		return err
+	}
+	return w.store.inTx(ctx, func(tx bun.Tx) error {
+		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, resources.Actor{Label: "system"},
+			&resources.OperationError{Code: "pipeline_refused", Detail: err.Error()}, nil), completeJob(ctx, tx, job))
+	})
+}
+
+func dispatchOf(ctx context.Context, tx bun.Tx, r *releaseRow) (resources.PromotionDispatch, error) {
+	p, err := projectByID(ctx, tx, r.ProjectID, "")
+	if err != nil {
+		return resources.PromotionDispatch{}, err
+	}
+	d := resources.PromotionDispatch{ReleaseOperationID: r.ID, ProjectID: r.ProjectID, ProjectShortName: p.ShortName,
+		Component: *r.Component, TargetEnv: r.TargetEnv, Version: *r.Version, RequestedBy: r.RequestedBy}
+	if r.SourceEnv != nil {
+		d.SourceEnv = *r.SourceEnv
+	}
+	return d, nil
+}

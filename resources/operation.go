@@ -1,0 +1,79 @@
+package resources
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Operation statuses (operations and release operations).
+const (
+	OpPending          = "pending"
+	OpRunning          = "running"
+	OpSucceeded        = "succeeded"
+	OpFailed           = "failed"
+	OpAwaitingApproval = "awaiting_approval"
+	OpAwaitingOperator = "awaiting_operator"
+)
+
+// Operation kinds.
+const (
+	OpKindReleasePromotion = "release_promotion"
+	OpKindProjectProvision = "project_provision"
+	OpKindNodeCacheCopy    = "node_cache_copy"
+	OpKindNodeCacheRemove  = "node_cache_remove"
+	releaseOpPrefix        = "release:"
+)
+
+// CodeOperationNotFound is the 404 code of an unknown operation id.
+const CodeOperationNotFound = "operation_not_found"
+
+// OperationTarget names what an operation works on.
+type OperationTarget struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// OperationError is why an operation failed.
+type OperationError struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+// Operation is long-running work a 202 answer started; callers poll it until
+// it succeeded or failed.
+type Operation struct {
+	ID         string // decimal, or "release:<id>" for a release promotion
+	Kind       string
+	Status     string
+	Target     OperationTarget
+	Error      *OperationError
+	Result     map[string]any
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// Finished reports whether the status is final.
+func Finished(status string) bool { return status == OpSucceeded || status == OpFailed }
+
+// ReleaseOperationID parses "release:<id>"; ok is false for other ids.
+func ReleaseOperationID(opID string) (int64, bool) {
+	rest, ok := strings.CutPrefix(opID, releaseOpPrefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// ReleaseOperationRef spells a release operation as an operation id.
+func ReleaseOperationRef(id int64) string { return releaseOpPrefix + strconv.FormatInt(id, 10) }
+
+// Operations reads operations of every kind.
+type Operations interface {
+	GetOperation(ctx context.Context, id string) (*Operation, error)
+}
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,183 @@
+package resources
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Release environments, kinds and how a release operation was requested.
+const (
+	EnvSandbox         = "sandbox"
+	EnvDev             = "dev"
+	EnvUAT             = "uat"
+	EnvProd            = "prod"
+	ReleasePromotion   = "promotion"
+	ReleaseDataCopy    = "data_copy"
+	RequestedViaAPI    = "api"
+	RequestedViaPortal = "portal"
+	RecoveryPromotion  = "promotion_created"
+)
+
+// Release problem codes.
+const (
+	CodeReleaseOperationNotFound = "release_operation_not_found"
+	CodeVMProjectsUnsupported    = "vm_projects_unsupported"
+	CodeComponentNotEnabled      = "component_not_enabled"
+	CodeVersionNotAtSource       = "version_not_at_source"
+	CodeVersionRequired          = "version_required"
+	CodeUnlockNotConfirmed       = "unlock_not_confirmed"
+	CodeProdLocked               = "prod_data_locked"
+	CodeApprovalNoteRequired     = "approval_note_required"
+	CodeNotAwaitingApproval      = "not_awaiting_approval"
+)
+
+// Components lists the components a project can enable.
+var Components = []string{ComponentAppAPI, ComponentWWW}
+
+// Decision is a person's approval or rejection of a prod promotion.
+type Decision struct {
+	Outcome string    `json:"outcome"` // approved or rejected
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
+	Note    *string   `json:"note"`
+	Reason  *string   `json:"reason"`
+}
+
+// ReleaseOperation is a promotion or a data copy of a project.
+type ReleaseOperation struct {
+	ID           int64
+	ProjectID    int64
+	Kind         string
+	Component    *string
+	SourceEnv    *string
+	TargetEnv    string
+	Version      *string
+	Status       string
+	RequestedBy  string
+	RequestedVia string
+	Requesters   []int64 // people who count as the requester (token owner and minter)
+	Decision     *Decision
+	Error        *OperationError
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	FinishedAt   *time.Time
+}
+
+// Deployment is the version a pipeline last reported for one environment
+// and component.
+type Deployment struct {
+	Version    string    `json:"version"`
+	ReportedAt time.Time `json:"reported_at"`
+	ReportedBy string    `json:"reported_by"`
+}
+
+// ProdLock is a project's PROD data lock.
+type ProdLock struct {
+	ProjectID int64
+	Locked    bool
+	ChangedAt *time.Time
+	ChangedBy *string
+}
+
+// ReleaseState is what a project runs where, its PROD data lock and its
+// open release operations.
+type ReleaseState struct {
+	ProjectID   int64
+	Deployments map[string]map[string]*Deployment // env → component → last report
+	ProdLock    ProdLock
+	Open        []ReleaseOperation
+}
+
+// PromotionRequest asks to promote a component to an environment.
+type PromotionRequest struct {
+	Component string
+	TargetEnv string
+	Version   *string
+}
+
+// SourceEnv is the environment a promotion takes its version from.
+func SourceEnv(target string) string {
+	switch target {
+	case EnvUAT:
+		return EnvDev
+	case EnvProd:
+		return EnvUAT
+	}
+	return ""
+}
+
+// PlanPromotion applies the promotion rules to a project and what its source
+// environment last reported, returning the version to deploy.
+func PlanPromotion(p Project, r PromotionRequest, source *Deployment) (string, error) {
+	if p.Status == ProjectRetired {
+		return "", Errorf(KindConflict, CodeProjectRetired, "project %d is retired and takes no release", p.ID)
+	}
+	if p.Kind == ProjectVM {
+		return "", Errorf(KindInvalid, CodeVMProjectsUnsupported, "project %d is a VM project; promotions apply to container-cluster projects", p.ID)
+	}
+	if !slices.Contains(p.Components, r.Component) {
+		return "", Invalid("component", CodeComponentNotEnabled, "component %s is not enabled on project %d", r.Component, p.ID)
+	}
+	if r.TargetEnv == EnvDev {
+		if r.Version == nil {
+			return "", Invalid("version", CodeVersionRequired, "a dev promotion names the build's version")
+		}
+		return *r.Version, nil
+	}
+	if source == nil {
+		return "", Invalid("version", CodeVersionNotAtSource, "%s reports no version of %s to promote", SourceEnv(r.TargetEnv), r.Component)
+	}
+	if r.Version != nil && *r.Version != source.Version {
+		return "", Invalid("version", CodeVersionNotAtSource, "%s runs %s, not %s", SourceEnv(r.TargetEnv), source.Version, *r.Version)
+	}
+	return source.Version, nil
+}
+
+// CheckApproval lets a person decide a promotion awaiting approval; a person
+// who counts as its requester approves only with a note.
+func CheckApproval(op ReleaseOperation, approver int64, note string) error {
+	if op.Status != OpAwaitingApproval {
+		return Errorf(KindConflict, CodeNotAwaitingApproval, "release operation %d is %s, not awaiting approval", op.ID, op.Status)
+	}
+	if note == "" && slices.Contains(op.Requesters, approver) {
+		return Invalid("note", CodeApprovalNoteRequired, "the requester approves their own promotion only with a note")
+	}
+	return nil
+}
+
+// ReleaseFilter narrows a project's release operations.
+type ReleaseFilter struct {
+	Status    string `json:"status,omitempty"`
+	TargetEnv string `json:"target_env,omitempty"`
+	Component string `json:"component,omitempty"`
+}
+
+// Releases stores release operations, deployments and PROD data locks.
+type Releases interface {
+	RequestPromotion(ctx context.Context, a Actor, requesters []int64, projectID int64, r PromotionRequest, l *Lease) (ReleaseOperation, error)
+	ListReleaseOperations(ctx context.Context, projectID int64, f ReleaseFilter, q PageQuery) (Page[ReleaseOperation], error)
+	GetReleaseOperation(ctx context.Context, id int64) (*ReleaseOperation, error)
+	ReleaseState(ctx context.Context, projectID int64) (*ReleaseState, error)
+	GetProdLock(ctx context.Context, projectID int64) (*ProdLock, error)
+	SetProdLock(ctx context.Context, a Actor, projectID int64, locked bool, confirm *string) (ProdLock, error)
+}
+
+// ReleaseDesk is what the portal and pipelines do to releases.
+type ReleaseDesk interface {
+	ApproveRelease(ctx context.Context, as string, id int64, note string) (ReleaseOperation, error)
+	RejectRelease(ctx context.Context, as string, id int64, reason string) (ReleaseOperation, error)
+	BookDataCopy(ctx context.Context, as string, projectID int64, from, to string) (ReleaseOperation, error)
+	DeployReporter
+}
+
+// Operation shows a promotion as the operation "release:<id>".
+func (r ReleaseOperation) Operation() Operation {
+	op := Operation{ID: ReleaseOperationRef(r.ID), Kind: OpKindReleasePromotion, Status: r.Status,
+		Target: OperationTarget{Type: "project", ID: formatInt(r.ProjectID)}, Error: r.Error,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
+	if r.Status == OpSucceeded && r.Version != nil {
+		op.Result = map[string]any{"version": *r.Version, "target_env": r.TargetEnv}
+	}
+	return op
+}
