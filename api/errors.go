@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"runtime/debug"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -82,7 +83,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.WriteError(w, r, &Problem{Status: http.StatusInternalServerError, cause: fmt.Errorf("panic: %v", v)})
+				s.WriteError(w, r, &Problem{Status: http.StatusInternalServerError, cause: fmt.Errorf("panic: %v\n%s", v, debug.Stack())})
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -17,3 +17,5 @@ func parseInt(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

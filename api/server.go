@@ -6,6 +6,7 @@ package api
 import (
 	"log/slog"
 	"net/netip"
+	"reflect"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -39,6 +40,20 @@ type Services struct {
 	Tenants     resources.Tenants
 	Users       resources.Users
 	CodeHost    resources.CodeHost
+	Operations  resources.Operations
+	Projects    resources.Projects
+	Releases    resources.Releases
+}
+
+// missing names the first service not set, or "".
+func (s Services) missing() string {
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		if v.Field(i).IsNil() {
+			return v.Type().Field(i).Name
+		}
+	}
+	return ""
 }
 
 // Server is the HTTP side of platformapi: a chi router with the Huma API at
@@ -53,8 +68,13 @@ type Server struct {
 	apiSwitch *apiSwitch
 }
 
-// New builds the server and registers every operation.
+// New builds the server and registers every operation. Every service must
+// be set: a missing one is a wiring mistake and panics here, not on the
+// first request that needs it.
 func New(cfg Config, svc Services) *Server {
+	if missing := svc.missing(); missing != "" {
+		panic("api.New: Services." + missing + " is nil")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -99,6 +119,9 @@ func (s *Server) registerOperations() {
 	s.registerCustomers()
 	s.registerTenants()
 	s.registerUsers()
+	s.registerOperationsAPI()
+	s.registerProjects()
+	s.registerReleases()
 }
 
 func (s *Server) humaConfig() huma.Config {
@@ -113,6 +136,9 @@ func (s *Server) humaConfig() huma.Config {
 		{Name: "Customers", Description: "Customers, their status and their code-host group."},
 		{Name: "Tenants", Description: "Tenants of customers; each customer has one primary tenant."},
 		{Name: "Users", Description: "People of the installation: invited, changed and deactivated, never deleted."},
+		{Name: "Operations", Description: "Long-running work started by 202 answers."},
+		{Name: "Projects", Description: "Projects of customers: provisioned in the background, retired, never torn down."},
+		{Name: "Releases", Description: "Promotions, release state and the PROD data lock. Prod approvals happen only in the portal."},
 	}
 	cfg.Servers = []*huma.Server{{URL: Prefix}}
 	cfg.OpenAPIPath = "/openapi"

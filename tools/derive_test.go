@@ -109,15 +109,10 @@ func TestArgString(t *testing.T) {
 // input schemas, annotations) with testdata/tools.json. UPDATE_SNAPSHOTS=1
 // rewrites the file; a missing file fails.
 func TestMCP_ToolListSnapshot(t *testing.T) {
-	t.Parallel()
-	srv := api.New(api.Config{Pepper: resources.Pepper(testPepper), CursorKey: []byte(testCursorKey)}, api.Services{})
-	m, err := New(srv, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t)
 	got, err := json.MarshalIndent(struct {
 		Tools []mcp.Tool `json:"tools"`
-	}{m.Tools()}, "", "  ")
+	}{e.mcp.Tools()}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,7 @@ import (
 // TestMain stops pgtest's embedded cluster, if it started one.
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-const (
-	testPepper    = "tools-test-pepper-0123456789abcdef"
-	testCursorKey = "tools-test-cursor-key-0123456789"
-	adminEmail    = apitest.AdminEmail
-)
+const adminEmail = apitest.AdminEmail
 
 // env is a running server: apitest's fresh database and real HTTP server,
 // with the MCP endpoint mounted.

@@ -22,6 +22,7 @@ import (
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
 	"platformapi/resources/codehostsim"
+	"platformapi/resources/pipelinesim"
 )
 
 // AdminEmail is the administrator every Env starts with.
@@ -44,16 +45,18 @@ func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 
 // Env is one running API over its own database.
 type Env struct {
-	T       testing.TB
-	Store   *bunstore.Store
-	Portal  resources.Portal
-	Server  *api.Server
-	HTTP    *httptest.Server
-	Clock   *Clock
-	Logs    *bytes.Buffer        // everything the server logged; read with LogText
-	Lookups *CountingCredentials // the real store, counting token lookups
-	VCS     *codehostsim.Sim     // the simulated code host, with fault injection
-	logs    *lockedWriter
+	T        testing.TB
+	Store    *bunstore.Store
+	Portal   resources.Portal
+	Server   *api.Server
+	HTTP     *httptest.Server
+	Clock    *Clock
+	Logs     *bytes.Buffer        // everything the server logged; read with LogText
+	Lookups  *CountingCredentials // the real store, counting token lookups
+	VCS      *codehostsim.Sim     // the simulated code host, with fault injection
+	Pipeline *pipelinesim.Sim     // the simulated release pipeline, reporting to the store
+	Worker   *bunstore.Worker     // the background worker (started)
+	logs     *lockedWriter
 }
 
 // Options adjust an Env; zero values take the defaults.
@@ -106,13 +109,34 @@ func New(t testing.TB, o Options) *Env {
 	e.Lookups = &CountingCredentials{Credentials: st}
 	e.Server = api.New(api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now},
 		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st, Idempotency: idem(o, st),
-			Customers: st, Tenants: st, Users: st, CodeHost: e.VCS})
+			Customers: st, Tenants: st, Users: st, CodeHost: e.VCS, Operations: st, Projects: st, Releases: st})
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}
+	e.startWorker(logger)
 	e.HTTP = httptest.NewServer(e.Server.Router())
 	t.Cleanup(e.HTTP.Close)
 	return e
+}
+
+// startWorker runs the background worker with the simulated pipeline until
+// the test ends.
+func (e *Env) startWorker(logger *slog.Logger) {
+	e.Pipeline = pipelinesim.New(e.Store, 0, pipelinesim.WithLogger(logger))
+	w, err := e.Store.NewWorker(bunstore.WorkerConfig{Pipeline: e.Pipeline, PollInterval: 20 * time.Millisecond, Logger: logger})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if err := w.Start(context.Background()); err != nil {
+		e.T.Fatal(err)
+	}
+	e.Worker = w
+	e.T.Cleanup(func() {
+		e.Pipeline.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.StopAndCancel(ctx)
+	})
 }
 
 // LogText returns what the server logged so far.

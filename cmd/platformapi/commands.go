@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -65,6 +66,13 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&origins, "mcp-allowed-origins", "", "Origin values allowed on /mcp, comma-separated (default: none; requests without Origin pass)")
 	cmd.Flags().StringVar(&so.GitLabURL, "gitlab-url", os.Getenv("PLATFORMAPI_GITLAB_URL"), "GitLab base URL of the code host (env PLATFORMAPI_GITLAB_URL); empty: simulated")
 	so.GitLabToken = os.Getenv("PLATFORMAPI_GITLAB_TOKEN")
+	f := cmd.Flags()
+	f.StringVar(&so.WebhookURL, "pipeline-webhook-url", os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_URL"), "release pipeline webhook (env PLATFORMAPI_PIPELINE_WEBHOOK_URL); empty: simulated")
+	so.WebhookSecret = os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_SECRET")
+	f.DurationVar(&so.ProvisionDelay, "provision-delay", 2*time.Second, "how long simulated project provisioning takes")
+	f.DurationVar(&so.PipelineDelay, "pipeline-delay", 3*time.Second, "how long a simulated pipeline run takes")
+	f.DurationVar(&so.JobTimeout, "job-timeout", 5*time.Minute, "a background job running longer is cancelled and retried")
+	f.DurationVar(&so.RescueAfter, "job-rescue-after", 10*time.Minute, "a job running longer (its server died) is retried")
 	return cmd
 }
 

@@ -17,6 +17,7 @@ func portalCommand(opts *Options, out io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "portal", Short: "Actions reserved to a signed-in person in the portal"}
 	cmd.AddCommand(portalAPI(opts, out), portalUser(opts, out), portalRole(opts, out),
 		portalServiceAccount(opts, out), portalToken(opts, out))
+	cmd.AddCommand(portalRelease(opts, out)...)
 	return cmd
 }
 
@@ -213,13 +214,7 @@ func tokenExtend(opts *Options, out io.Writer) *cobra.Command {
 	return cmd
 }
 
-func tokenID(s string) (int64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id < 1 {
-		return 0, resources.Invalid("id", resources.CodeValidationFailed, "token id must be a positive integer")
-	}
-	return id, nil
-}
+func tokenID(s string) (int64, error) { return positiveID("id", s) }
 
 // tokenJSON is a token's metadata as the portal prints it (never a value).
 func tokenJSON(t resources.APIToken) map[string]any {

@@ -15,6 +15,8 @@ import (
 	"platformapi/resources"
 	"platformapi/resources/codehostsim"
 	"platformapi/resources/gitlab"
+	"platformapi/resources/pipelinesim"
+	"platformapi/resources/webhook"
 	"platformapi/tools"
 )
 
@@ -26,6 +28,32 @@ type ServeOptions struct {
 	AllowedOrigins []string       // MCP Origin allow-list
 	GitLabURL      string         // code host; empty: the simulated one
 	GitLabToken    string
+	WebhookURL     string        // release pipeline; empty: the simulated one
+	WebhookSecret  string        // signs webhook bodies (HMAC-SHA256)
+	ProvisionDelay time.Duration // simulated provisioning time
+	PipelineDelay  time.Duration // simulated pipeline run time
+	JobTimeout     time.Duration // a job running longer is cancelled
+	RescueAfter    time.Duration // a job running longer is presumed lost and retried
+}
+
+// pipeline picks the release pipeline: the webhook when configured, else
+// the in-process simulated one, which reports back to the store.
+func (m *Main) pipeline(o ServeOptions) resources.ReleasePipeline {
+	if o.WebhookURL != "" {
+		return webhook.New(o.WebhookURL, []byte(o.WebhookSecret), nil)
+	}
+	m.opts.Logger.Warn("no release pipeline configured (--pipeline-webhook-url): using the simulated pipeline")
+	return pipelinesim.New(m.store, o.PipelineDelay, pipelinesim.WithLogger(m.opts.Logger))
+}
+
+// startWorker starts the background worker of long-running operations.
+func (m *Main) startWorker(ctx context.Context, o ServeOptions) (*bunstore.Worker, error) {
+	w, err := m.store.NewWorker(bunstore.WorkerConfig{Pipeline: m.pipeline(o), ProvisionDelay: o.ProvisionDelay,
+		JobTimeout: o.JobTimeout, RescueAfter: o.RescueAfter, Logger: m.opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return w, w.Start(context.WithoutCancel(ctx))
 }
 
 // codeHost picks the code host: GitLab when a URL is configured, else the
@@ -65,7 +93,8 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions) (http.Handler, error
 	}
 	srv := api.New(api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger},
 		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
-			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o)})
+			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o),
+			Operations: m.store, Projects: m.store, Releases: m.store})
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err
 	}
@@ -91,6 +120,15 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 		return err
 	}
 	go m.sweepIdempotencyKeys(ctx, 10*time.Minute)
+	worker, err := m.startWorker(ctx, o)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer func() {
+		stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = worker.Stop(stop)
+	}()
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return err

@@ -1,0 +1,77 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"platformapi/resources"
+)
+
+// OperationError says why an operation failed.
+type OperationError struct {
+	Code   string `json:"code" doc:"Stable machine code"`
+	Detail string `json:"detail" doc:"Words for people"`
+}
+
+// Operation is long-running work started by a 202 answer; poll it at
+// GET /operations/{id} until succeeded or failed.
+type Operation struct {
+	ID         string                    `json:"id" example:"release:12" doc:"Decimal, or release:<id> for a release promotion"`
+	Kind       string                    `json:"kind" doc:"release_promotion, project_provision, node_cache_copy, node_cache_remove; other values may appear"`
+	Status     string                    `json:"status" doc:"pending, running, succeeded, failed, awaiting_approval, awaiting_operator; other values may appear"`
+	Target     resources.OperationTarget `json:"target"`
+	Error      Nullable[OperationError]  `json:"error" doc:"Why it failed; null otherwise"`
+	Result     map[string]any            `json:"result" nullable:"true"`
+	CreatedAt  time.Time                 `json:"created_at"`
+	UpdatedAt  time.Time                 `json:"updated_at"`
+	FinishedAt *time.Time                `json:"finished_at" nullable:"true"`
+}
+
+func operationView(op resources.Operation) Operation {
+	v := Operation{ID: op.ID, Kind: op.Kind, Status: op.Status, Target: op.Target, Result: op.Result,
+		CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(), FinishedAt: utcPtr(op.FinishedAt)}
+	v.Error = operationErrorView(op.Error)
+	return v
+}
+
+// AcceptedOutput is a 202 answer: the operation and where to poll it.
+type AcceptedOutput struct {
+	Location string `header:"Location" doc:"/api/v1/operations/{id}"`
+	Body     Operation
+}
+
+func accepted(op resources.Operation) *AcceptedOutput {
+	return &AcceptedOutput{Location: Prefix + "/operations/" + op.ID, Body: operationView(op)}
+}
+
+// OperationIDInput names one operation.
+type OperationIDInput struct {
+	OperationID string `path:"operation_id" pattern:"^([1-9][0-9]{0,17}|release:[1-9][0-9]{0,8})$" doc:"Operation id"`
+}
+
+// OperationOutput is one operation.
+type OperationOutput struct{ Body Operation }
+
+var operationReaders = []string{resources.PermProjectsRead, resources.PermProjectsWrite, resources.PermReleasesRead,
+	resources.PermReleasesWrite, resources.PermAIRead, resources.PermAIWrite}
+
+func (s *Server) registerOperationsAPI() {
+	Register(s.api, Op{ID: "get-operation", Method: http.MethodGet, Path: "/operations/{operation_id}", Tags: []string{"Operations"},
+		Summary: "Poll an operation", Permissions: operationReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Long-running work started by a 202 answer. Poll until status is succeeded or failed.",
+	}, func(ctx context.Context, in *OperationIDInput) (*OperationOutput, error) {
+		op, err := s.svc.Operations.GetOperation(ctx, in.OperationID)
+		if err != nil {
+			return nil, err
+		}
+		return &OperationOutput{Body: operationView(*op)}, nil
+	})
+}
+
+func operationErrorView(e *resources.OperationError) Nullable[OperationError] {
+	if e == nil {
+		return NullOf[OperationError](nil)
+	}
+	return NullOf(&OperationError{Code: e.Code, Detail: e.Detail})
+}
