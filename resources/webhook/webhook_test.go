@@ -213,13 +213,21 @@ func TestWebhook_NothingListening_Unavailable(t *testing.T) {
 	}
 }
 
-func TestWebhook_SlowPastTimeout_Unavailable(t *testing.T) {
-	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// stall is a pipeline that reads the request and then never answers; it gives
+// up once the client hung up (which the server notices only after the body
+// was read) or after a few seconds.
+func stall() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
 		select {
 		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(3 * time.Second):
 		}
-	}))
+	})
+}
+
+func TestWebhook_SlowPastTimeout_Unavailable(t *testing.T) {
+	srv := serve(t, stall())
 	p := New(srv.URL, nil, &http.Client{Timeout: 50 * time.Millisecond})
 	start := time.Now()
 	err := p.Dispatch(context.Background(), dispatch())
@@ -232,7 +240,7 @@ func TestWebhook_SlowPastTimeout_Unavailable(t *testing.T) {
 }
 
 func TestWebhook_ContextDeadline_UnavailableWrapsDeadline(t *testing.T) {
-	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	srv := serve(t, stall())
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err := New(srv.URL, nil, nil).Dispatch(ctx, dispatch())
