@@ -59,14 +59,31 @@ var operationReaders = []string{resources.PermProjectsRead, resources.PermProjec
 func (s *Server) registerOperationsAPI() {
 	Register(s.api, Op{ID: "get-operation", Method: http.MethodGet, Path: "/operations/{operation_id}", Tags: []string{"Operations"},
 		Summary: "Poll an operation", Permissions: operationReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Long-running work started by a 202 answer. Poll until status is succeeded or failed.",
+		Description: "Long-running work started by a 202 answer. Poll until status is succeeded or failed. " +
+			"404 operation_not_found; for release:<id>, 404 release_operation_not_found (as GET /release-operations/{id}).",
 	}, func(ctx context.Context, in *OperationIDInput) (*OperationOutput, error) {
-		op, err := s.svc.Operations.GetOperation(ctx, in.OperationID)
+		op, err := s.operation(ctx, in.OperationID)
 		if err != nil {
 			return nil, err
 		}
 		return &OperationOutput{Body: operationView(*op)}, nil
 	})
+}
+
+// operation reads an operation; "release:<id>" is the release operation
+// itself, so an unknown one answers release_operation_not_found exactly as
+// GET /release-operations/{id} does.
+func (s *Server) operation(ctx context.Context, id string) (*resources.Operation, error) {
+	rid, ok := resources.ReleaseOperationID(id)
+	if !ok {
+		return s.svc.Operations.GetOperation(ctx, id)
+	}
+	r, err := s.svc.Releases.GetReleaseOperation(ctx, rid)
+	if err != nil {
+		return nil, err
+	}
+	op := r.Operation()
+	return &op, nil
 }
 
 func operationErrorView(e *resources.OperationError) Nullable[OperationError] {

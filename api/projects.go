@@ -39,7 +39,7 @@ type ProjectCreate struct {
 type ProjectPatch struct {
 	Name       Optional[string]   `json:"name,omitzero" minLength:"3" maxLength:"80"`
 	Components Optional[[]string] `json:"components,omitzero" maxItems:"2" uniqueItems:"true" enum:"app-api,www"`
-	Domain     Nullable[string]   `json:"domain,omitzero" minLength:"3" maxLength:"253" doc:"null clears it"`
+	Domain     Nullable[string]   `json:"domain,omitzero" minLength:"3" maxLength:"253" pattern:"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$" doc:"Unique forever; null clears it"`
 	ShortName  Optional[string]   `json:"short_name,omitzero" maxLength:"16" doc:"Frozen"`
 	Kind       Optional[string]   `json:"kind,omitzero" maxLength:"8" doc:"Frozen"`
 	CustomerID Optional[string]   `json:"customer_id,omitzero" maxLength:"9" doc:"Frozen"`

@@ -39,10 +39,21 @@ func (s *Store) ReportDeploy(ctx context.Context, r resources.DeployReport) erro
 }
 
 // reportedRelease finds the promotion a report is about: by id, else the
-// oldest running promotion of that project, env, component and version.
+// oldest running promotion of that project, env, component and version. A
+// report by id is refused for anything but a promotion that was queued for
+// the pipeline (pending, running) or has finished: a prod promotion awaiting
+// approval must never be ended by a report, and a data copy has no version.
 func reportedRelease(ctx context.Context, tx bun.Tx, r resources.DeployReport) (*releaseRow, error) {
 	if r.ReleaseOperationID != 0 {
-		return releaseByID(ctx, tx, r.ReleaseOperationID, "UPDATE")
+		row, err := releaseByID(ctx, tx, r.ReleaseOperationID, "UPDATE")
+		if err != nil || resources.Finished(row.Status) {
+			return row, err
+		}
+		if row.Kind != resources.ReleasePromotion || (row.Status != resources.OpPending && row.Status != resources.OpRunning) {
+			return nil, resources.Errorf(resources.KindConflict, resources.CodeReleaseNotDispatched,
+				"release operation %d is a %s that is %s, not a promotion sent to a pipeline", row.ID, row.Kind, row.Status)
+		}
+		return row, nil
 	}
 	row := &releaseRow{}
 	err := tx.NewSelect().Model(row).Where("project_id = ? AND kind = 'promotion' AND target_env = ? AND component = ? AND version = ?",

@@ -80,6 +80,9 @@ func (s *Store) decide(ctx context.Context, as string, id int64, action string,
 // BookDataCopy books a data copy between environments for an operator; a
 // copy into PROD is refused while the PROD data lock is set.
 func (s *Store) BookDataCopy(ctx context.Context, as string, projectID int64, from, to string) (resources.ReleaseOperation, error) {
+	if err := resources.CheckDataCopy(from, to); err != nil {
+		return resources.ReleaseOperation{}, err
+	}
 	var out resources.ReleaseOperation
 	err := s.inTx(ctx, func(tx bun.Tx) error {
 		actor, err := sessionActor(ctx, tx, as, releaseDeciders...)

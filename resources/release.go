@@ -30,10 +30,28 @@ const (
 	CodeProdLocked               = "prod_data_locked"
 	CodeApprovalNoteRequired     = "approval_note_required"
 	CodeNotAwaitingApproval      = "not_awaiting_approval"
+	CodeReleaseNotDispatched     = "release_not_dispatched"
 )
 
 // Components lists the components a project can enable.
 var Components = []string{ComponentAppAPI, ComponentWWW}
+
+// Environments lists a project's environments, lowest first.
+var Environments = []string{EnvSandbox, EnvDev, EnvUAT, EnvProd}
+
+// CheckDataCopy refuses a data copy between unknown environments or from an
+// environment into itself.
+func CheckDataCopy(from, to string) error {
+	switch {
+	case !slices.Contains(Environments, from):
+		return Invalid("from", CodeValidationFailed, "unknown environment %q; one of sandbox, dev, uat, prod", from)
+	case !slices.Contains(Environments, to):
+		return Invalid("to", CodeValidationFailed, "unknown environment %q; one of sandbox, dev, uat, prod", to)
+	case from == to:
+		return Invalid("to", CodeValidationFailed, "a data copy goes from one environment into another")
+	}
+	return nil
+}
 
 // Decision is a person's approval or rejection of a prod promotion.
 type Decision struct {
@@ -72,12 +90,12 @@ type Deployment struct {
 	ReportedBy string    `json:"reported_by"`
 }
 
-// ProdLock is a project's PROD data lock.
+// ProdLock is a project's PROD data lock; its JSON form is the audit state.
 type ProdLock struct {
-	ProjectID int64
-	Locked    bool
-	ChangedAt *time.Time
-	ChangedBy *string
+	ProjectID int64      `json:"project_id"`
+	Locked    bool       `json:"locked"`
+	ChangedAt *time.Time `json:"changed_at"`
+	ChangedBy *string    `json:"changed_by"`
 }
 
 // ReleaseState is what a project runs where, its PROD data lock and its
