@@ -2,7 +2,6 @@ package bunstore
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -45,7 +44,7 @@ func (s *Store) ListAuditEvents(ctx context.Context, f resources.AuditFilter, q 
 		sel.Where("occurred_at < ?", *f.Until)
 	}
 	if q.After != nil {
-		at, id, err := auditKey(q.After)
+		at, id, err := timeIDKey(q.After)
 		if err != nil {
 			return resources.Page[resources.AuditEvent]{}, errBadKey
 		}
@@ -54,16 +53,4 @@ func (s *Store) ListAuditEvents(ctx context.Context, f resources.AuditFilter, q 
 	return scanPage(ctx, sel, q.Limit, auditRow.event, func(e resources.AuditEvent) []string {
 		return []string{e.OccurredAt.UTC().Format(time.RFC3339Nano), idString(e.ID)}
 	})
-}
-
-func auditKey(after []string) (time.Time, int64, error) {
-	if len(after) != 2 {
-		return time.Time{}, 0, errBadKey
-	}
-	at, err := time.Parse(time.RFC3339Nano, after[0])
-	if err != nil {
-		return time.Time{}, 0, err
-	}
-	id, err := strconv.ParseInt(after[1], 10, 64)
-	return at, id, err
 }

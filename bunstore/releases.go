@@ -2,7 +2,6 @@ package bunstore
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -77,19 +76,6 @@ func (s *Store) ListReleaseOperations(ctx context.Context, projectID int64, f re
 	return scanPage(ctx, sel, q.Limit, releaseRow.release, func(r resources.ReleaseOperation) []string {
 		return []string{r.CreatedAt.UTC().Format(time.RFC3339Nano), idString(r.ID)}
 	})
-}
-
-// timeIDKey reads a (time, id) keyset key.
-func timeIDKey(after []string) (time.Time, int64, error) {
-	if len(after) != 2 {
-		return time.Time{}, 0, errBadKey
-	}
-	at, err := time.Parse(time.RFC3339Nano, after[0])
-	if err != nil {
-		return time.Time{}, 0, err
-	}
-	id, err := strconv.ParseInt(after[1], 10, 64)
-	return at, id, err
 }
 
 // RequestPromotion applies the promotion rules and records the promotion:

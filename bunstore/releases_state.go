@@ -65,8 +65,8 @@ func (s *Store) SetProdLock(ctx context.Context, a resources.Actor, projectID in
 			return resources.Invalid("confirm_unlock", resources.CodeUnlockNotConfirmed,
 				"to unlock, confirm_unlock must equal the project's short name exactly")
 		}
-		row := &prodLockRow{ProjectID: projectID, Locked: locked, ChangedAt: time.Now().UTC(), ChangedBy: a.Label}
-		if _, err := tx.NewInsert().Model(row).On("CONFLICT (project_id) DO UPDATE").
+		row := &prodLockRow{ProjectID: projectID, Locked: locked, ChangedBy: a.Label}
+		if _, err := tx.NewInsert().Model(row).Value("changed_at", "now()").On("CONFLICT (project_id) DO UPDATE").
 			Set("locked = EXCLUDED.locked, changed_at = now(), changed_by = EXCLUDED.changed_by").Returning("*").Exec(ctx); err != nil {
 			return err
 		}
@@ -87,12 +87,19 @@ func (s *Store) ReleaseState(ctx context.Context, projectID int64) (*resources.R
 	for _, env := range []string{resources.EnvDev, resources.EnvUAT, resources.EnvProd} {
 		st.Deployments[env] = map[string]*resources.Deployment{}
 		for _, c := range resources.Components {
-			d, err := deploymentOf(ctx, s.db, projectID, env, c)
-			if err != nil {
-				return nil, err
-			}
-			st.Deployments[env][c] = d
+			st.Deployments[env][c] = nil
 		}
+	}
+	var reported []struct {
+		Env, Component string
+		resources.Deployment
+	}
+	if err := s.db.NewRaw(`SELECT env, component, version, reported_at, reported_by FROM deployments
+		WHERE project_id = ? AND env IN ('dev', 'uat', 'prod')`, projectID).Scan(ctx, &reported); err != nil {
+		return nil, err
+	}
+	for _, d := range reported {
+		st.Deployments[d.Env][d.Component] = &d.Deployment
 	}
 	var err error
 	if st.ProdLock, err = prodLockOf(ctx, s.db, projectID, ""); err != nil {

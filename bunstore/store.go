@@ -209,3 +209,16 @@ func rowByID[R any](ctx context.Context, db bun.IDB, id int64, lock string, miss
 
 // parseKey reads a decimal id.
 func parseKey(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+// timeIDKey reads a (time, id) keyset key.
+func timeIDKey(after []string) (time.Time, int64, error) {
+	if len(after) != 2 {
+		return time.Time{}, 0, errBadKey
+	}
+	at, err := time.Parse(time.RFC3339Nano, after[0])
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	id, err := strconv.ParseInt(after[1], 10, 64)
+	return at, id, err
+}

@@ -23,6 +23,7 @@ const (
 	OpKindProjectProvision = "project_provision"
 	OpKindNodeCacheCopy    = "node_cache_copy"
 	OpKindNodeCacheRemove  = "node_cache_remove"
+	OpKindDataCopy         = "data_copy"
 	releaseOpPrefix        = "release:"
 )
 

@@ -191,7 +191,11 @@ type ReleaseDesk interface {
 
 // Operation shows a promotion as the operation "release:<id>".
 func (r ReleaseOperation) Operation() Operation {
-	op := Operation{ID: ReleaseOperationRef(r.ID), Kind: OpKindReleasePromotion, Status: r.Status,
+	kind := OpKindReleasePromotion
+	if r.Kind == ReleaseDataCopy {
+		kind = OpKindDataCopy
+	}
+	op := Operation{ID: ReleaseOperationRef(r.ID), Kind: kind, Status: r.Status,
 		Target: OperationTarget{Type: "project", ID: formatInt(r.ProjectID)}, Error: r.Error,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 	if r.Status == OpSucceeded && r.Version != nil {
