@@ -27,6 +27,9 @@ type Config struct {
 	Limiter   RateLimiter      // nil → in-process, RatePerMinute per token
 	Logger    *slog.Logger     // nil → slog.Default()
 	Now       func() time.Time // nil → time.Now
+	// GatewayBaseURL is the AI gateway's base URL (ending in /v1);
+	// "" → resources.DefaultGatewayBaseURL.
+	GatewayBaseURL string
 }
 
 // Services are the domain services the operations call.
@@ -43,6 +46,11 @@ type Services struct {
 	Operations  resources.Operations
 	Projects    resources.Projects
 	Releases    resources.Releases
+	AIModels    resources.AIModels
+	AIGateway   resources.AIGateway
+	AINodes     resources.AINodes
+	NodeCaches  resources.NodeCaches
+	Monitoring  resources.Monitor
 }
 
 // missing names the first service not set, or "".
@@ -122,6 +130,10 @@ func (s *Server) registerOperations() {
 	s.registerOperationsAPI()
 	s.registerProjects()
 	s.registerReleases()
+	s.registerAIModels()
+	s.registerAIGateway()
+	s.registerAINodes()
+	s.registerNodeCaches()
 }
 
 func (s *Server) humaConfig() huma.Config {
@@ -139,6 +151,7 @@ func (s *Server) humaConfig() huma.Config {
 		{Name: "Operations", Description: "Long-running work started by 202 answers."},
 		{Name: "Projects", Description: "Projects of customers: provisioned in the background, retired, never torn down."},
 		{Name: "Releases", Description: "Promotions, release state and the PROD data lock. Prod approvals happen only in the portal."},
+		{Name: "AI", Description: "The private AI area: model catalogue, AI nodes, node caches and the AI gateway."},
 	}
 	cfg.Servers = []*huma.Server{{URL: Prefix}}
 	cfg.OpenAPIPath = "/openapi"

@@ -72,6 +72,8 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &provisionWorker{store: s, delay: cfg.ProvisionDelay})
 	river.AddWorker(workers, &promotionWorker{store: s, pipeline: cfg.Pipeline})
+	river.AddWorker(workers, &cacheCopyWorker{store: s})
+	river.AddWorker(workers, &cacheRemoveWorker{store: s})
 	timeout := cmpOr(cfg.JobTimeout, 5*time.Minute)
 	client, err := river.NewClient(riverdatabasesql.New(s.db.DB), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},

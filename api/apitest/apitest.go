@@ -22,6 +22,7 @@ import (
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
 	"platformapi/resources/codehostsim"
+	"platformapi/resources/monitoringsim"
 	"platformapi/resources/pipelinesim"
 )
 
@@ -56,6 +57,7 @@ type Env struct {
 	VCS      *codehostsim.Sim     // the simulated code host, with fault injection
 	Pipeline *pipelinesim.Sim     // the simulated release pipeline, reporting to the store
 	Worker   *bunstore.Worker     // the background worker (started)
+	Monitor  *monitoringsim.Sim   // the simulated monitoring (used unless Options.Monitor is set)
 	logs     *lockedWriter
 }
 
@@ -67,6 +69,8 @@ type Options struct {
 	Mount    func(*api.Server) // adds adapters (MCP) before the server starts
 	// Idempotency wraps the store's idempotency keeping (fault injection).
 	Idempotency func(resources.Idempotency) resources.Idempotency
+	// Monitor replaces the simulated monitoring (e.g. a Prometheus client of a fake).
+	Monitor resources.Monitor
 }
 
 func idem(o Options, st *bunstore.Store) resources.Idempotency {
@@ -74,6 +78,13 @@ func idem(o Options, st *bunstore.Store) resources.Idempotency {
 		return o.Idempotency(st)
 	}
 	return st
+}
+
+func monitor(o Options, sim *monitoringsim.Sim) resources.Monitor {
+	if o.Monitor != nil {
+		return o.Monitor
+	}
+	return sim
 }
 
 // Unconfigured is a pepper that counts as not configured.
@@ -90,7 +101,7 @@ func New(t testing.TB, o Options) *Env {
 		pepper = Pepper
 	}
 	e := &Env{T: t, Store: st, Portal: bunstore.TokenMinter{Store: st, Pepper: pepper},
-		Clock: &Clock{t: time.Now().UTC()}, Logs: &bytes.Buffer{}, VCS: codehostsim.New()}
+		Clock: &Clock{t: time.Now().UTC()}, Logs: &bytes.Buffer{}, VCS: codehostsim.New(), Monitor: monitoringsim.New()}
 	st.SetClock(e.Clock.Now)
 	if _, err := e.Portal.CreateUser(ctx, "", resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
 		t.Fatal(err)
@@ -109,7 +120,8 @@ func New(t testing.TB, o Options) *Env {
 	e.Lookups = &CountingCredentials{Credentials: st}
 	e.Server = api.New(api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now},
 		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st, Idempotency: idem(o, st),
-			Customers: st, Tenants: st, Users: st, CodeHost: e.VCS, Operations: st, Projects: st, Releases: st})
+			Customers: st, Tenants: st, Users: st, CodeHost: e.VCS, Operations: st, Projects: st, Releases: st,
+			AIModels: st, AIGateway: st, AINodes: st, NodeCaches: st, Monitoring: monitor(o, e.Monitor)})
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"platformapi/bunstore"
+	"platformapi/resources"
 )
 
 // newRootCommand builds the command tree; out receives JSON results, errOut
@@ -52,6 +54,9 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 				return fmt.Errorf("--allowed-networks: %w", err)
 			}
 			so.AllowedOrigins = splitList(origins)
+			if !strings.HasSuffix(so.GatewayURL, "/v1") {
+				return fmt.Errorf("--ai-gateway-url %q must end in /v1", so.GatewayURL)
+			}
 			m, err := Open(cmd.Context(), *opts)
 			if err != nil {
 				return err
@@ -73,6 +78,9 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	f.DurationVar(&so.PipelineDelay, "pipeline-delay", 3*time.Second, "how long a simulated pipeline run takes")
 	f.DurationVar(&so.JobTimeout, "job-timeout", 5*time.Minute, "a background job running longer is cancelled and retried")
 	f.DurationVar(&so.RescueAfter, "job-rescue-after", 10*time.Minute, "a job running longer (its server died) is retried")
+	f.StringVar(&so.GatewayURL, "ai-gateway-url", cmp.Or(os.Getenv("PLATFORMAPI_AI_GATEWAY_URL"), resources.DefaultGatewayBaseURL),
+		"AI gateway base URL clients call, ending in /v1 (env PLATFORMAPI_AI_GATEWAY_URL)")
+	f.StringVar(&so.PrometheusURL, "prometheus-url", os.Getenv("PLATFORMAPI_PROMETHEUS_URL"), "Prometheus base URL for AI node live values (env PLATFORMAPI_PROMETHEUS_URL); empty: simulated")
 	return cmd
 }
 

@@ -34,6 +34,8 @@ type ServeOptions struct {
 	PipelineDelay  time.Duration // simulated pipeline run time
 	JobTimeout     time.Duration // a job running longer is cancelled
 	RescueAfter    time.Duration // a job running longer is presumed lost and retried
+	GatewayURL     string        // AI gateway base URL, ending in /v1
+	PrometheusURL  string        // monitoring of the AI nodes; empty: the simulated one
 }
 
 // pipeline picks the release pipeline: the webhook when configured, else
@@ -91,10 +93,12 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions) (http.Handler, error
 	if err != nil {
 		return nil, err
 	}
-	srv := api.New(api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger},
+	srv := api.New(api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
+		GatewayBaseURL: o.GatewayURL},
 		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
 			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o),
-			Operations: m.store, Projects: m.store, Releases: m.store})
+			Operations: m.store, Projects: m.store, Releases: m.store, AIModels: m.store, AIGateway: m.store,
+			AINodes: m.store, NodeCaches: m.store, Monitoring: m.monitor(o)})
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err
 	}

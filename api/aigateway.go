@@ -1,0 +1,217 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"platformapi/resources"
+)
+
+// AIGateway is the OpenAI-compatible gateway clients call.
+type AIGateway struct {
+	BaseURL string   `json:"base_url" example:"http://127.0.0.1:4000/v1" doc:"Base URL, ending in /v1; call it with Authorization: Bearer <key>"`
+	Tiers   []string `json:"tiers" doc:"Every serving tier name in the catalogue (gateway_tier), sorted"`
+}
+
+// GatewayTier is a serving tier and how many catalogue rows name it.
+type GatewayTier struct {
+	Name   string `json:"name" example:"coding"`
+	Models int    `json:"models" doc:"Catalogue rows whose gateway_tier is this tier"`
+}
+
+// GatewayKey is the metadata of an AI gateway key; never its value.
+type GatewayKey struct {
+	ID        string     `json:"id" example:"4"`
+	Name      string     `json:"name" example:"ci-runner"`
+	Tier      *string    `json:"tier" nullable:"true" doc:"Serving tier the key is meant for; recorded only"`
+	Status    string     `json:"status" doc:"active or revoked; other values may appear"`
+	CreatedBy string     `json:"created_by" doc:"Who created it"`
+	CreatedAt time.Time  `json:"created_at"`
+	RotatedAt *time.Time `json:"rotated_at" nullable:"true" doc:"Last rotation; null when never rotated"`
+	RevokedAt *time.Time `json:"revoked_at" nullable:"true"`
+}
+
+// IssuedGatewayKey is a key as its create or rotation answers it.
+type IssuedGatewayKey struct {
+	GatewayKey
+	Value string `json:"value,omitempty" doc:"The key value: only when the request set return_value, and never again anywhere"`
+}
+
+// GatewayKeyCreate is the body of POST /ai/gateway/keys.
+type GatewayKeyCreate struct {
+	Name        string  `json:"name" minLength:"1" maxLength:"80"`
+	Tier        *string `json:"tier,omitempty" nullable:"true" minLength:"1" maxLength:"40" doc:"Serving tier the key is meant for; recorded only"`
+	ReturnValue bool    `json:"return_value,omitempty" doc:"Return the key value in this answer (only here, only once). Default false"`
+}
+
+// GatewayKeyRotate is the optional body of POST /ai/gateway/keys/{id}/rotate.
+type GatewayKeyRotate struct {
+	ReturnValue bool `json:"return_value,omitempty" doc:"Return the new value in this answer (only here, only once). Default false"`
+}
+
+func gatewayKeyView(k resources.GatewayKey) GatewayKey {
+	return GatewayKey{ID: formatID(k.ID), Name: k.Name, Tier: k.Tier, Status: k.Status(), CreatedBy: k.CreatedBy,
+		CreatedAt: k.CreatedAt.UTC(), RotatedAt: utcPtr(k.RotatedAt), RevokedAt: utcPtr(k.RevokedAt)}
+}
+
+// issuedView shows the value only when the request asked for it.
+func issuedView(k resources.IssuedGatewayKey, returnValue bool) IssuedGatewayKey {
+	out := IssuedGatewayKey{GatewayKey: gatewayKeyView(k.GatewayKey)}
+	if returnValue {
+		out.Value = k.Value
+	}
+	return out
+}
+
+// Inputs and outputs of the AI gateway operations.
+type (
+	GatewayKeyIDInput struct {
+		KeyID string `path:"key_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Gateway key id"`
+	}
+	ListGatewayKeysInput struct {
+		ListParams
+		Status string `query:"status" enum:"active,revoked" doc:"Only active or only revoked keys"`
+	}
+	CreateGatewayKeyInput struct {
+		Body GatewayKeyCreate
+	}
+	RotateGatewayKeyInput struct {
+		GatewayKeyIDInput
+		Body *GatewayKeyRotate
+	}
+	AIGatewayOutput struct {
+		Body AIGateway
+	}
+	GatewayKeyOutput struct {
+		Body GatewayKey
+	}
+	IssuedGatewayKeyOutput struct {
+		Body IssuedGatewayKey
+	}
+	GatewayKeyCreatedOutput struct {
+		Location string `header:"Location" doc:"/api/v1/ai/gateway/keys/{id}"`
+		Body     IssuedGatewayKey
+	}
+)
+
+var (
+	gatewayReaders   = []string{resources.PermAIRead, resources.PermAIWrite, resources.PermAIGatewayKeys}
+	gatewayKeyAdmins = []string{resources.PermAIGatewayKeys}
+)
+
+const returnValueRule = " The value is returned only when return_value is true, only in this answer; it is stored as " +
+	"HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, return_value must be false " +
+	"(422 return_value_not_idempotent: a replay would repeat the value); rotate afterwards to receive one."
+
+func (s *Server) registerAIGateway() {
+	tags := []string{"AI"}
+	Register(s.api, Op{ID: "get-ai-gateway", Method: http.MethodGet, Path: "/ai/gateway", Tags: tags,
+		Summary: "Read the AI gateway", Permissions: gatewayReaders,
+		Description: "The base URL clients call and the serving tiers named in the catalogue.",
+	}, s.getAIGateway)
+	Register(s.api, Op{ID: "list-ai-gateway-tiers", Method: http.MethodGet, Path: "/ai/gateway/tiers", Tags: tags,
+		Summary: "List the AI gateway tiers", Permissions: gatewayReaders, Errors: []int{http.StatusBadRequest},
+		Description: "Every gateway_tier of the catalogue, sorted by name, with how many models name it.",
+	}, s.listGatewayTiers)
+	s.registerGatewayKeys(tags)
+}
+
+func (s *Server) getAIGateway(ctx context.Context, _ *struct{}) (*AIGatewayOutput, error) {
+	tiers, err := s.svc.AIGateway.GatewayTierNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base := s.cfg.GatewayBaseURL
+	if base == "" {
+		base = resources.DefaultGatewayBaseURL
+	}
+	return &AIGatewayOutput{Body: AIGateway{BaseURL: base, Tiers: tiers}}, nil
+}
+
+func (s *Server) listGatewayTiers(ctx context.Context, in *ListParams) (*ListOutput[GatewayTier], error) {
+	return listPage(s, "ai-gateway-tiers", struct{}{}, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.GatewayTier], error) {
+		return s.svc.AIGateway.ListGatewayTiers(ctx, q)
+	}, func(t resources.GatewayTier) GatewayTier { return GatewayTier{Name: t.Name, Models: t.Models} })
+}
+
+func (s *Server) registerGatewayKeys(tags []string) {
+	Register(s.api, Op{ID: "list-ai-gateway-keys", Method: http.MethodGet, Path: "/ai/gateway/keys", Tags: tags,
+		Summary: "List AI gateway keys", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest},
+		Description: "Key metadata in id order, revoked keys included; never a value.",
+	}, s.listGatewayKeys)
+	Register(s.api, Op{ID: "get-ai-gateway-key", Method: http.MethodGet, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
+		Summary: "Read an AI gateway key", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Metadata only, never the value (404 gateway_key_not_found).",
+	}, s.getGatewayKey)
+	Register(s.api, Op{ID: "create-ai-gateway-key", Method: http.MethodPost, Path: "/ai/gateway/keys", Tags: tags,
+		Status: http.StatusCreated, Summary: "Create an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
+		Errors:      []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
+		Description: "Creates a key with a random value (sk-gw- and 40 base62 characters)." + returnValueRule,
+	}, s.createGatewayKey)
+	Register(s.api, Op{ID: "rotate-ai-gateway-key", Method: http.MethodPost, Path: "/ai/gateway/keys/{key_id}/rotate",
+		Tags: tags, Summary: "Rotate an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType,
+			http.StatusUnprocessableEntity},
+		Description: "Gives the key a new random value; the old value stops working at once. A revoked key is 409 " +
+			"gateway_key_revoked." + returnValueRule,
+	}, s.rotateGatewayKey)
+	Register(s.api, Op{ID: "revoke-ai-gateway-key", Method: http.MethodDelete, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
+		Summary: "Revoke an AI gateway key", Permissions: gatewayKeyAdmins, Destroy: true, Status: http.StatusNoContent,
+		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.",
+	}, func(ctx context.Context, in *GatewayKeyIDInput) (*struct{}, error) {
+		return nil, s.svc.AIGateway.RevokeGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID))
+	})
+}
+
+func (s *Server) listGatewayKeys(ctx context.Context, in *ListGatewayKeysInput) (*ListOutput[GatewayKey], error) {
+	f := resources.GatewayKeyFilter{Status: in.Status}
+	return listPage(s, "ai-gateway-keys", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.GatewayKey], error) {
+		return s.svc.AIGateway.ListGatewayKeys(ctx, f, q)
+	}, gatewayKeyView)
+}
+
+func (s *Server) getGatewayKey(ctx context.Context, in *GatewayKeyIDInput) (*GatewayKeyOutput, error) {
+	k, err := s.svc.AIGateway.GetGatewayKey(ctx, parseID(in.KeyID))
+	if err != nil {
+		return nil, err
+	}
+	return &GatewayKeyOutput{Body: gatewayKeyView(*k)}, nil
+}
+
+// refuseKeyedValue refuses return_value on a keyed request: its answer is
+// stored for replay, which would keep and repeat the value.
+func refuseKeyedValue(ctx context.Context, returnValue bool) error {
+	if returnValue && LeaseFrom(ctx) != nil {
+		return resources.Invalid("return_value", resources.CodeReturnValueNotKeyed,
+			"a keyed request is replayed from a stored answer, which must never hold a key value; send return_value "+
+				"false with an Idempotency-Key, or true without one")
+	}
+	return nil
+}
+
+func (s *Server) createGatewayKey(ctx context.Context, in *CreateGatewayKeyInput) (*GatewayKeyCreatedOutput, error) {
+	if err := refuseKeyedValue(ctx, in.Body.ReturnValue); err != nil {
+		return nil, err
+	}
+	k, err := s.svc.AIGateway.CreateGatewayKey(ctx, ActorFrom(ctx), resources.NewGatewayKey{Name: in.Body.Name,
+		Tier: in.Body.Tier}, LeaseFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return &GatewayKeyCreatedOutput{Location: Prefix + "/ai/gateway/keys/" + formatID(k.ID),
+		Body: issuedView(k, in.Body.ReturnValue)}, nil
+}
+
+func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput) (*IssuedGatewayKeyOutput, error) {
+	returnValue := in.Body != nil && in.Body.ReturnValue
+	if err := refuseKeyedValue(ctx, returnValue); err != nil {
+		return nil, err
+	}
+	k, err := s.svc.AIGateway.RotateGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID))
+	if err != nil {
+		return nil, err
+	}
+	return &IssuedGatewayKeyOutput{Body: issuedView(k, returnValue)}, nil
+}

@@ -1,0 +1,234 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"platformapi/api/apitest"
+	"platformapi/resources"
+)
+
+var keyValue = regexp.MustCompile(`^sk-gw-[0-9A-Za-z]{40}$`)
+
+func createKey(t *testing.T, e *apitest.Env, tok string, body map[string]any) map[string]any {
+	t.Helper()
+	r := e.Do("POST", "/api/v1/ai/gateway/keys", tok, body)
+	if r.Status != 201 {
+		t.Fatalf("create key %v: %d %s", body, r.Status, r.Body)
+	}
+	return r.JSON(t)
+}
+
+func verifyKey(t *testing.T, e *apitest.Env, value string) (int64, bool) {
+	t.Helper()
+	id, ok, err := e.Store.VerifyGatewayKey(context.Background(), value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, ok
+}
+
+// assertNowhere fails when a key value shows up in the audit log, the
+// server log, the idempotency store or any key listing or read.
+func assertNowhere(t *testing.T, e *apitest.Env, tok string, values ...string) {
+	t.Helper()
+	var stored string
+	if err := e.Store.DB().NewRaw(`SELECT coalesce(string_agg(coalesce(before_state::text, '') || coalesce(after_state::text, ''), ' '), '')
+		FROM audit_events`).Scan(context.Background(), &stored); err != nil {
+		t.Fatal(err)
+	}
+	var replies string
+	if err := e.Store.DB().NewRaw(`SELECT coalesce(string_agg(encode(response_body, 'escape'), ' '), '') FROM idempotency_keys`).
+		Scan(context.Background(), &replies); err != nil {
+		t.Fatal(err)
+	}
+	reads := string(e.Do("GET", "/api/v1/ai/gateway/keys", tok, nil).Body) + string(e.Do("GET", "/api/v1/audit-events?limit=500", tok, nil).Body)
+	for _, v := range values {
+		for where, text := range map[string]string{"audit rows": stored, "server log": e.LogText(), "idempotency store": replies, "reads": reads} {
+			if strings.Contains(text, v) {
+				t.Errorf("a key value is in the %s", where)
+			}
+		}
+	}
+}
+
+func TestAIGateway_Read_BaseURLAndSortedDistinctTiers(t *testing.T) {
+	e, tok := aiEnv(t)
+	if m := e.Do("GET", "/api/v1/ai/gateway", tok, nil).JSON(t); m["base_url"] != "http://127.0.0.1:4000/v1" || fmt.Sprint(m["tiers"]) != "[]" {
+		t.Fatalf("empty catalogue: %v", m)
+	}
+	for i, tier := range []any{"pro", "basic", nil, "basic", "Edge", "pro"} {
+		createModel(t, e, tok, map[string]any{"repo": fmt.Sprintf("t/m%d", i), "gateway_tier": tier})
+	}
+	m := e.Do("GET", "/api/v1/ai/gateway", e.Token(resources.PermAIRead), nil).JSON(t)
+	if fmt.Sprint(m["tiers"]) != "[Edge basic pro]" || !strings.HasSuffix(m["base_url"].(string), "/v1") {
+		t.Fatalf("gateway: %v", m)
+	}
+	var got []string
+	for cursor := ""; ; {
+		page := e.Do("GET", "/api/v1/ai/gateway/tiers?limit=2&cursor="+cursor, e.Token(resources.PermAIGatewayKeys), nil).JSON(t)
+		for _, it := range page["items"].([]any) {
+			got = append(got, fmt.Sprintf("%s:%v", it.(map[string]any)["name"], it.(map[string]any)["models"]))
+		}
+		if page["next_cursor"] == nil {
+			break
+		}
+		cursor = page["next_cursor"].(string)
+	}
+	if !slices.Equal(got, []string{"Edge:1", "basic:2", "pro:2"}) {
+		t.Fatalf("tiers: %v", got)
+	}
+}
+
+func TestAIGatewayKeys_Create_ValueExactlyOnceOnlyWhenAsked(t *testing.T) {
+	e, tok := aiEnv(t)
+	k := createKey(t, e, tok, map[string]any{"name": "ci-runner", "tier": "pro", "return_value": true})
+	value, _ := k["value"].(string)
+	if !keyValue.MatchString(value) || k["status"] != "active" || k["tier"] != "pro" || k["created_by"] != apitest.AdminEmail ||
+		k["rotated_at"] != nil || k["revoked_at"] != nil {
+		t.Fatalf("key: %v", k)
+	}
+	if id, ok := verifyKey(t, e, value); !ok || formatInt(id) != k["id"] {
+		t.Fatalf("the value does not verify: %d %v", id, ok)
+	}
+	quiet := createKey(t, e, tok, map[string]any{"name": "no-value"})
+	if _, has := quiet["value"]; has {
+		t.Fatalf("value without return_value: %v", quiet)
+	}
+	read := e.Do("GET", "/api/v1/ai/gateway/keys/"+k["id"].(string), tok, nil).JSON(t)
+	if _, has := read["value"]; has || read["name"] != "ci-runner" {
+		t.Fatalf("read: %v", read)
+	}
+	for _, it := range e.Do("GET", "/api/v1/ai/gateway/keys", tok, nil).JSON(t)["items"].([]any) {
+		if _, has := it.(map[string]any)["value"]; has {
+			t.Fatalf("listed with a value: %v", it)
+		}
+	}
+	assertNowhere(t, e, tok, value)
+	items, _ := auditItems(t, e, tok, "?entity_type=ai_gateway_key")
+	if len(items) != 2 {
+		t.Fatalf("events: %v", items)
+	}
+	if after := items[1]["after_state"].(map[string]any); after["name"] != "ci-runner" || after["key_hash"] != nil {
+		t.Fatalf("create event: %v", after)
+	} else if _, has := after["key_hash"]; !has {
+		t.Fatalf("the hash member is recorded, nulled: %v", after)
+	}
+}
+
+func TestAIGatewayKeys_Create_NameTierLimitsAndNoValueMember_422(t *testing.T) {
+	e, tok := aiEnv(t)
+	for body, field := range map[string]string{`{"name":""}`: "name", `{"name":"x","tier":""}`: "tier",
+		`{"name":"` + strings.Repeat("n", 81) + `"}`: "name", `{"name":"x","tier":"` + strings.Repeat("t", 41) + `"}`: "tier",
+		`{"name":"x","value":"sk-gw-mine"}`: "value", `{"tier":"pro"}`: "name"} {
+		if m := assertProblem(t, e.Do("POST", "/api/v1/ai/gateway/keys", tok, body), 422, "validation_failed"); m["field"] != field {
+			t.Errorf("%s: field %v", body, m["field"])
+		}
+	}
+	createKey(t, e, tok, map[string]any{"name": strings.Repeat("n", 80), "tier": strings.Repeat("t", 40)})
+}
+
+func TestAIGatewayKeys_Rotate_InvalidatesOldValueNewOneOnlyWhenAsked(t *testing.T) {
+	e, tok := aiEnv(t)
+	k := createKey(t, e, tok, map[string]any{"name": "svc", "return_value": true})
+	path := "/api/v1/ai/gateway/keys/" + k["id"].(string) + "/rotate"
+	old := k["value"].(string)
+	r := e.Do("POST", path, tok, map[string]any{"return_value": true})
+	rotated := r.JSON(t)
+	fresh, _ := rotated["value"].(string)
+	if r.Status != 200 || !keyValue.MatchString(fresh) || fresh == old || rotated["rotated_at"] == nil || rotated["id"] != k["id"] {
+		t.Fatalf("rotate: %d %v", r.Status, rotated)
+	}
+	if _, ok := verifyKey(t, e, old); ok {
+		t.Fatal("the old value still verifies")
+	}
+	if _, ok := verifyKey(t, e, fresh); !ok {
+		t.Fatal("the new value does not verify")
+	}
+	quiet := e.Do("POST", path, tok, nil)
+	if m := quiet.JSON(t); quiet.Status != 200 || m["value"] != nil {
+		t.Fatalf("rotate without return_value: %d %v", quiet.Status, m)
+	}
+	if _, ok := verifyKey(t, e, fresh); ok {
+		t.Fatal("a second rotation left the previous value working")
+	}
+	assertProblem(t, e.Do("POST", "/api/v1/ai/gateway/keys/999/rotate", tok, nil), 404, "gateway_key_not_found")
+	assertNowhere(t, e, tok, old, fresh)
+	if n := count(t, e, "SELECT count(*) FROM audit_events WHERE action = 'ai_gateway_key.rotate'"); n != 2 {
+		t.Fatalf("rotate events: %d", n)
+	}
+}
+
+func TestAIGatewayKeys_Revoke_204TwiceRevokedCannotRotate_409(t *testing.T) {
+	e, tok := aiEnv(t)
+	k := createKey(t, e, tok, map[string]any{"name": "old", "return_value": true})
+	live := createKey(t, e, tok, map[string]any{"name": "live"})
+	path := "/api/v1/ai/gateway/keys/" + k["id"].(string)
+	assertProblem(t, e.Do("DELETE", path, e.Token(resources.PermAIGatewayKeys), nil), 403, "destroy_not_allowed")
+	for range 2 {
+		if r := e.Do("DELETE", path, tok, nil); r.Status != 204 || len(r.Body) != 0 {
+			t.Fatalf("revoke: %d %s", r.Status, r.Body)
+		}
+	}
+	if _, ok := verifyKey(t, e, k["value"].(string)); ok {
+		t.Fatal("a revoked key verifies")
+	}
+	assertProblem(t, e.Do("POST", path+"/rotate", tok, map[string]any{"return_value": true}), 409, "gateway_key_revoked")
+	if m := e.Do("GET", path, tok, nil).JSON(t); m["status"] != "revoked" || m["revoked_at"] == nil {
+		t.Fatalf("revoked key: %v", m)
+	}
+	for query, want := range map[string]string{"": k["id"].(string) + "," + live["id"].(string), "?status=revoked": k["id"].(string),
+		"?status=active": live["id"].(string)} {
+		var ids []string
+		for _, it := range e.Do("GET", "/api/v1/ai/gateway/keys"+query, tok, nil).JSON(t)["items"].([]any) {
+			ids = append(ids, it.(map[string]any)["id"].(string))
+		}
+		if strings.Join(ids, ",") != want {
+			t.Errorf("%s: %v, want %s", query, ids, want)
+		}
+	}
+	if n := count(t, e, "SELECT count(*) FROM audit_events WHERE action = 'ai_gateway_key.revoke'"); n != 1 {
+		t.Fatalf("revoke events: %d", n)
+	}
+	assertProblem(t, e.Do("DELETE", "/api/v1/ai/gateway/keys/999", tok, nil), 404, "gateway_key_not_found")
+}
+
+func TestAIGatewayKeys_IdempotencyKeyWithReturnValue_422NoValueEverStored(t *testing.T) {
+	e, tok := aiEnv(t)
+	m := assertProblem(t, e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "k", "return_value": true},
+		"Idempotency-Key", "key-1"), 422, "return_value_not_idempotent")
+	if m["field"] != "return_value" || count(t, e, "SELECT count(*) FROM ai_gateway_keys") != 0 {
+		t.Fatalf("refusal: %v", m)
+	}
+	first := e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "k"}, "Idempotency-Key", "key-2")
+	again := e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "k"}, "Idempotency-Key", "key-2")
+	if first.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || string(first.Body) != string(again.Body) ||
+		count(t, e, "SELECT count(*) FROM ai_gateway_keys") != 1 {
+		t.Fatalf("keyed create: %d %s / %s", first.Status, first.Body, again.Body)
+	}
+	rot := "/api/v1/ai/gateway/keys/" + first.JSON(t)["id"].(string) + "/rotate"
+	assertProblem(t, e.Do("POST", rot, tok, map[string]any{"return_value": true}, "Idempotency-Key", "rot-1"), 422, "return_value_not_idempotent")
+}
+
+func TestAIGateway_Permissions_KeysNeedTheKeysPermission(t *testing.T) {
+	e, tok := aiEnv(t)
+	id := createKey(t, e, tok, map[string]any{"name": "k"})["id"].(string)
+	for _, perm := range []string{resources.PermAIRead, resources.PermAIWrite, resources.PermAIGatewayKeys} {
+		if r := e.Do("GET", "/api/v1/ai/gateway", e.Token(perm), nil); r.Status != 200 {
+			t.Fatalf("%s reads the gateway: %d", perm, r.Status)
+		}
+	}
+	reader := e.Token(resources.PermAIRead, resources.PermAIWrite)
+	for _, req := range [][2]string{{"GET", "/api/v1/ai/gateway/keys"}, {"GET", "/api/v1/ai/gateway/keys/" + id},
+		{"POST", "/api/v1/ai/gateway/keys"}, {"POST", "/api/v1/ai/gateway/keys/" + id + "/rotate"}} {
+		m := assertProblem(t, e.Do(req[0], req[1], reader, map[string]any{"name": "x"}), 403, "forbidden")
+		if fmt.Sprint(m["required"]) != "[ai-gateway-keys-global]" {
+			t.Errorf("%v: required %v", req, m["required"])
+		}
+	}
+	assertProblem(t, e.Do("GET", "/api/v1/ai/gateway", e.Token(resources.PermAuditRead), nil), 403, "forbidden")
+}

@@ -1,0 +1,73 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"platformapi/resources"
+)
+
+// boolFilter is an optional boolean query parameter: IsSet tells an absent
+// parameter from false.
+type boolFilter struct {
+	Value bool
+	IsSet bool
+}
+
+// Schema is a boolean's: the parameter is parsed into Value.
+func (boolFilter) Schema(r huma.Registry) *huma.Schema {
+	return huma.SchemaFromType(r, reflect.TypeFor[bool]())
+}
+
+// Receiver implements huma.ParamWrapper.
+func (b *boolFilter) Receiver() reflect.Value { return reflect.ValueOf(b).Elem().Field(0) }
+
+// OnParamSet implements huma.ParamReactor.
+func (b *boolFilter) OnParamSet(isSet bool, _ any) { b.IsSet = isSet }
+
+func (b boolFilter) ptr() *bool {
+	if !b.IsSet {
+		return nil
+	}
+	return &b.Value
+}
+
+// ListAIModelsInput is the query of GET /ai/models.
+type ListAIModelsInput struct {
+	ListParams
+	Status      string     `query:"status" maxLength:"40" doc:"Exact status: planned, pulling, owned, serving, …"`
+	Category    string     `query:"category" maxLength:"24" doc:"Exact category"`
+	Vendor      string     `query:"vendor" maxLength:"200" doc:"Exact vendor"`
+	Org         string     `query:"org" maxLength:"120" doc:"Exact model-hub organisation"`
+	GatewayTier string     `query:"gateway_tier" maxLength:"40" doc:"Exact AI gateway serving tier"`
+	ServingNode string     `query:"serving_node" maxLength:"80" doc:"Exact serving node or GPU cluster"`
+	Gated       boolFilter `query:"gated" doc:"Only gated (true) or only open (false) repos"`
+	Q           string     `query:"q" maxLength:"200" doc:"Case-insensitive substring of repo, display_name or summary"`
+	Sort        string     `query:"sort" enum:"id,param_count_b,size_gb" default:"id" doc:"Sort key; ties in id order"`
+	Order       string     `query:"order" enum:"asc,desc" default:"asc" doc:"Sort direction; rows without the sort value come last either way"`
+}
+
+func (in ListAIModelsInput) filter() resources.AIModelFilter {
+	return resources.AIModelFilter{Status: in.Status, Category: in.Category, Vendor: in.Vendor, Org: in.Org,
+		GatewayTier: in.GatewayTier, ServingNode: in.ServingNode, Gated: in.Gated.ptr(), Q: in.Q,
+		Sort: in.Sort, Order: in.Order}
+}
+
+func (s *Server) registerAIModelList(tags []string) {
+	Register(s.api, Op{ID: "list-ai-models", Method: http.MethodGet, Path: "/ai/models", Tags: tags,
+		Summary: "List the AI model catalogue", Permissions: aiModelReaders, Errors: []int{http.StatusBadRequest},
+		Description: "Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name " +
+			"and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id. A cursor " +
+			"is good only for the sort, order and filters it was issued for.",
+	}, s.listAIModels)
+}
+
+func (s *Server) listAIModels(ctx context.Context, in *ListAIModelsInput) (*ListOutput[AIModel], error) {
+	f := in.filter()
+	return listPage(s, "ai-models", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.AIModel], error) {
+		return s.svc.AIModels.ListAIModels(ctx, f, q)
+	}, aiModelView)
+}

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"platformapi/resources"
+)
+
+// NodeCluster is the serving cluster a node belongs to (live).
+type NodeCluster struct {
+	Name string  `json:"name" example:"fra1-inference"`
+	Role *string `json:"role" nullable:"true" doc:"The node's role in the cluster, e.g. head or worker; other values may appear"`
+}
+
+// NodeModel is a model loaded on a node (live).
+type NodeModel struct {
+	Model     string   `json:"model" example:"qwen3-coder-30b" doc:"Served model name"`
+	Repo      *string  `json:"repo" nullable:"true" doc:"Model-hub repo id, when monitoring knows it"`
+	State     *string  `json:"state" nullable:"true" doc:"e.g. serving, loading, idle; other values may appear"`
+	VRAMBytes *float64 `json:"vram_bytes" nullable:"true" doc:"VRAM it holds"`
+}
+
+// AINode is an AI node: roster fields from the hardware inventory, live
+// fields from monitoring (null when monitoring cannot be read).
+type AINode struct {
+	Hostname            string                `json:"hostname" example:"gpu-fra1-01" doc:"The node's id"`
+	IsVirtual           bool                  `json:"is_virtual" doc:"A GPU VM on a hybrid host"`
+	MonitoringReachable bool                  `json:"monitoring_reachable" doc:"false: every live field of the node is null (monitoring unreachable or silent about the node)"`
+	GPUClass            *string               `json:"gpu_class" nullable:"true"`
+	MgmtIP              *string               `json:"mgmt_ip" nullable:"true" doc:"Management address"`
+	Site                *string               `json:"site" nullable:"true"`
+	SpecsSummary        *string               `json:"specs_summary" nullable:"true" doc:"CPU, GPUs, memory in one line"`
+	ParentHost          *string               `json:"parent_host" nullable:"true" doc:"Host of a virtual node"`
+	VMID                *int                  `json:"vmid" nullable:"true" doc:"VM id on parent_host"`
+	Services            []string              `json:"services" doc:"Other user-facing services the node hosts"`
+	Cluster             Nullable[NodeCluster] `json:"cluster" doc:"Live"`
+	CollectorStale      *bool                 `json:"collector_stale" nullable:"true" doc:"Live: the metrics collector has been silent for more than 30 seconds"`
+	CPUUtilPct          *float64              `json:"cpu_util_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live: last minute"`
+	DiskUsedPct         *float64              `json:"disk_used_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live: root file system"`
+	GPUCount            *int                  `json:"gpu_count" nullable:"true" doc:"Live: GPUs reporting; null when none"`
+	GPUTempMaxC         *float64              `json:"gpu_temp_max_c" nullable:"true" doc:"Live: hottest GPU, degrees Celsius"`
+	GPUUtilAvgPct       *float64              `json:"gpu_util_avg_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live"`
+	Load1               *float64              `json:"load1" nullable:"true" doc:"Live: one-minute load average"`
+	MemUsedPct          *float64              `json:"mem_used_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live"`
+	Models              []NodeModel           `json:"models" nullable:"true" doc:"Live: loaded models"`
+	Online              *bool                 `json:"online" nullable:"true" doc:"Live"`
+	Role                *string               `json:"role" nullable:"true" doc:"Live: role label from monitoring; other values may appear"`
+	Status              *string               `json:"status" nullable:"true" doc:"Live: serving, loaded_idle, idle, offline, standby, powered_off; other values may appear"`
+	ThrottleActive      *bool                 `json:"throttle_active" nullable:"true" doc:"Live: a GPU throttles its clock"`
+	UptimeSeconds       *float64              `json:"uptime_seconds" nullable:"true" doc:"Live: seconds since boot"`
+	VRAMTotalBytes      *float64              `json:"vram_total_bytes" nullable:"true" doc:"Live: summed over GPUs"`
+	VRAMUsedBytes       *float64              `json:"vram_used_bytes" nullable:"true" doc:"Live: summed over GPUs"`
+}
+
+// AINodePage is a page of AI nodes.
+type AINodePage struct {
+	Items               []AINode `json:"items"`
+	MonitoringReachable bool     `json:"monitoring_reachable" doc:"false: monitoring could not be read and every live field is null"`
+	NextCursor          *string  `json:"next_cursor" nullable:"true" doc:"Send back as cursor for the next page; null at the end."`
+}
+
+// Inputs and outputs of the AI node operations.
+type (
+	ListAINodesInput struct {
+		ListParams
+		Site     string `query:"site" maxLength:"80" doc:"Exact site"`
+		GPUClass string `query:"gpu_class" maxLength:"80" doc:"Exact GPU class"`
+		Status   string `query:"status" pattern:"^[a-z_]{1,40}$" doc:"Live status (serving, loaded_idle, idle, offline, standby, powered_off; other values may appear); a node whose status is unknown never matches"`
+	}
+	AINodeInput struct {
+		Hostname string `path:"hostname" maxLength:"253" doc:"The node's hostname"`
+	}
+	AINodeListOutput struct{ Body AINodePage }
+	AINodeOutput     struct{ Body AINode }
+)
+
+// nodeListKey binds a roster cursor to every filter, the live one included.
+type nodeListKey struct {
+	resources.AINodeFilter
+	Status string `json:"status,omitempty"`
+}
+
+var (
+	aiNodeReaders = []string{resources.PermAIRead, resources.PermAIWrite}
+	aiNodeWriters = []string{resources.PermAIWrite}
+)
+
+func (s *Server) registerAINodes() {
+	tags := []string{"AI"}
+	Register(s.api, Op{ID: "list-ai-nodes", Method: http.MethodGet, Path: "/ai/nodes", Tags: tags,
+		Summary: "List AI nodes", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest},
+		Description: "The roster (from the hardware inventory) in hostname order, with live values read from monitoring " +
+			"in one query for the whole page. When monitoring is unreachable or slower than 2 s the answer is still " +
+			"200: monitoring_reachable is false and every live field is null. site and gpu_class filter the roster; " +
+			"status filters on the live status.",
+	}, s.listAINodes)
+	Register(s.api, Op{ID: "get-ai-node", Method: http.MethodGet, Path: "/ai/nodes/{hostname}", Tags: tags,
+		Summary: "Read an AI node", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Roster and live values; reading never fails because monitoring does (live fields null, " +
+			"monitoring_reachable false). 404 ai_node_not_found.",
+	}, s.getAINode)
+}
+
+func (s *Server) listAINodes(ctx context.Context, in *ListAINodesInput) (*AINodeListOutput, error) {
+	snap, reachable := s.nodeSnapshot(ctx)
+	f := resources.AINodeFilter{Site: in.Site, GPUClass: in.GPUClass}
+	if in.Status != "" {
+		f.Hostnames = hostsWithStatus(snap, in.Status)
+	}
+	page, err := listPage(s, "ai-nodes", nodeListKey{f, in.Status}, in.Limit, in.Cursor,
+		func(q resources.PageQuery) (resources.Page[resources.AINode], error) {
+			return s.svc.AINodes.ListAINodes(ctx, f, q)
+		},
+		func(n resources.AINode) AINode { return aiNodeView(n, snap) })
+	if err != nil {
+		return nil, err
+	}
+	return &AINodeListOutput{Body: AINodePage{Items: page.Body.Items, MonitoringReachable: reachable,
+		NextCursor: page.Body.NextCursor}}, nil
+}
+
+func (s *Server) getAINode(ctx context.Context, in *AINodeInput) (*AINodeOutput, error) {
+	n, err := s.svc.AINodes.GetAINode(ctx, in.Hostname)
+	if err != nil {
+		return nil, err
+	}
+	snap, _ := s.nodeSnapshot(ctx)
+	return &AINodeOutput{Body: aiNodeView(*n, snap)}, nil
+}
+
+// nodeSnapshot reads monitoring once, bounded by resources.MonitoringTimeout;
+// reachable is false (and the snapshot nil) when it could not be read.
+func (s *Server) nodeSnapshot(ctx context.Context) (snap resources.NodeSnapshot, reachable bool) {
+	ctx, cancel := context.WithTimeout(ctx, resources.MonitoringTimeout)
+	defer cancel()
+	snap, err := s.svc.Monitoring.NodeSnapshot(ctx)
+	if err != nil {
+		loggerFrom(ctx, s.cfg.Logger).Warn("monitoring unreachable: AI node live fields are null", "error", err)
+		return nil, false
+	}
+	return snap, true
+}
+
+// hostsWithStatus lists the nodes whose live status is status (none when
+// monitoring could not be read).
+func hostsWithStatus(snap resources.NodeSnapshot, status string) []string {
+	out := []string{}
+	for h, live := range snap {
+		if live.Status != nil && *live.Status == status {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// aiNodeView joins a roster node with its live values, when monitoring has
+// any for it.
+func aiNodeView(n resources.AINode, snap resources.NodeSnapshot) AINode {
+	v := AINode{Hostname: n.Hostname, IsVirtual: n.IsVirtual, GPUClass: n.GPUClass, MgmtIP: n.MgmtIP, Site: n.Site,
+		SpecsSummary: n.SpecsSummary, ParentHost: n.ParentHost, VMID: n.VMID, Services: nonNil(n.Services),
+		Cluster: NullOf[NodeCluster](nil)}
+	live, ok := snap[n.Hostname]
+	if !ok {
+		return v
+	}
+	v.MonitoringReachable = true
+	v.CollectorStale, v.CPUUtilPct, v.DiskUsedPct, v.GPUCount = live.CollectorStale, live.CPUUtilPct, live.DiskUsedPct, live.GPUCount
+	v.GPUTempMaxC, v.GPUUtilAvgPct, v.Load1, v.MemUsedPct = live.GPUTempMaxC, live.GPUUtilAvgPct, live.Load1, live.MemUsedPct
+	v.Online, v.Role, v.Status, v.ThrottleActive = live.Online, live.Role, live.Status, live.ThrottleActive
+	v.UptimeSeconds, v.VRAMTotalBytes, v.VRAMUsedBytes = live.UptimeSeconds, live.VRAMTotalBytes, live.VRAMUsedBytes
+	if live.Cluster != nil {
+		v.Cluster = NullOf(&NodeCluster{Name: live.Cluster.Name, Role: live.Cluster.Role})
+	}
+	if live.Models != nil {
+		v.Models = make([]NodeModel, 0, len(live.Models))
+		for _, m := range live.Models {
+			v.Models = append(v.Models, NodeModel{Model: m.Model, Repo: m.Repo, State: m.State, VRAMBytes: m.VRAMBytes})
+		}
+	}
+	return v
+}

@@ -1,0 +1,196 @@
+package bunstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// gatewayKeyRow is the bun model of ai_gateway_keys; its JSON form is the
+// audit state, where key_hash is nulled by the redaction of secret-looking
+// members. The key value itself is never stored.
+type gatewayKeyRow struct {
+	bun.BaseModel `bun:"table:ai_gateway_keys"`
+	ID            int64      `bun:"id,pk,autoincrement" json:"id"`
+	Name          string     `bun:"name" json:"name"`
+	Tier          *string    `bun:"tier" json:"tier"`
+	KeyHash       []byte     `bun:"key_hash" json:"key_hash"`
+	CreatedBy     string     `bun:"created_by" json:"created_by"`
+	CreatedAt     time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt     time.Time  `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	RotatedAt     *time.Time `bun:"rotated_at" json:"rotated_at"`
+	RevokedAt     *time.Time `bun:"revoked_at" json:"revoked_at"`
+}
+
+func (r gatewayKeyRow) key() resources.GatewayKey {
+	return resources.GatewayKey{ID: r.ID, Name: r.Name, Tier: r.Tier, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt, RotatedAt: r.RotatedAt, RevokedAt: r.RevokedAt}
+}
+
+func gatewayKeyByID(ctx context.Context, db bun.IDB, id int64, lock string) (*gatewayKeyRow, error) {
+	return rowByID[gatewayKeyRow](ctx, db, id, lock, resources.NotFound(resources.CodeGatewayKeyNotFound, "no gateway key %d", id))
+}
+
+// gatewayKeyHash is HMAC-SHA256 of a key value under the server key
+// resources.GatewayKeyHashKeyName, shared by every replica.
+func (s *Store) gatewayKeyHash(ctx context.Context, value string) ([]byte, error) {
+	k, err := s.ServerKey(ctx, resources.GatewayKeyHashKeyName)
+	if err != nil {
+		return nil, err
+	}
+	return resources.Pepper(k).Hash(value), nil
+}
+
+// GatewayTierNames returns the distinct non-null gateway_tier values of the
+// catalogue in byte order.
+func (s *Store) GatewayTierNames(ctx context.Context) ([]string, error) {
+	names := []string{}
+	err := s.db.NewRaw(`SELECT DISTINCT gateway_tier COLLATE "C" AS t FROM ai_models
+		WHERE gateway_tier IS NOT NULL ORDER BY t`).Scan(ctx, &names)
+	return names, err
+}
+
+type gatewayTierRow struct {
+	Name   string `bun:"name"`
+	Models int    `bun:"models"`
+}
+
+// ListGatewayTiers lists the tiers with their model counts in byte order of
+// the name, one keyset page.
+func (s *Store) ListGatewayTiers(ctx context.Context, q resources.PageQuery) (resources.Page[resources.GatewayTier], error) {
+	sel := s.db.NewSelect().TableExpr("ai_models").ColumnExpr(`gateway_tier COLLATE "C" AS name, count(*) AS models`).
+		Where("gateway_tier IS NOT NULL").GroupExpr("1").OrderExpr("1")
+	if q.After != nil {
+		if len(q.After) != 1 {
+			return resources.Page[resources.GatewayTier]{}, errBadKey
+		}
+		sel.Where(`gateway_tier COLLATE "C" > ?`, q.After[0])
+	}
+	return scanPage(ctx, sel, q.Limit, func(r gatewayTierRow) resources.GatewayTier {
+		return resources.GatewayTier{Name: r.Name, Models: r.Models}
+	}, func(t resources.GatewayTier) []string { return []string{t.Name} })
+}
+
+// ListGatewayKeys lists key metadata in id order, one keyset page.
+func (s *Store) ListGatewayKeys(ctx context.Context, f resources.GatewayKeyFilter, q resources.PageQuery) (resources.Page[resources.GatewayKey], error) {
+	sel, err := byID(s.db.NewSelect().Model((*gatewayKeyRow)(nil)), q.After)
+	if err != nil {
+		return resources.Page[resources.GatewayKey]{}, err
+	}
+	switch f.Status {
+	case resources.GatewayKeyActive:
+		sel.Where("revoked_at IS NULL")
+	case resources.GatewayKeyRevoked:
+		sel.Where("revoked_at IS NOT NULL")
+	}
+	return scanPage(ctx, sel, q.Limit, gatewayKeyRow.key, func(k resources.GatewayKey) []string { return idKey(k.ID) })
+}
+
+// GetGatewayKey reads one key's metadata, revoked ones included.
+func (s *Store) GetGatewayKey(ctx context.Context, id int64) (*resources.GatewayKey, error) {
+	row, err := gatewayKeyByID(ctx, s.db, id, "")
+	if err != nil {
+		return nil, err
+	}
+	k := row.key()
+	return &k, nil
+}
+
+// CreateGatewayKey stores a new key (its hash only) and returns it with its
+// value. A keyed create resumed past its recovery point returns the key
+// without a value: the value was never kept.
+func (s *Store) CreateGatewayKey(ctx context.Context, a resources.Actor, k resources.NewGatewayKey, l *resources.Lease) (resources.IssuedGatewayKey, error) {
+	if id, resumed, err := resumedID(l, resources.RecoveryGatewayKeyCreated); err != nil || resumed {
+		key, err := resumeCreate(ctx, id, err, s.GetGatewayKey)
+		return resources.IssuedGatewayKey{GatewayKey: key}, err
+	}
+	value := resources.NewGatewayKeyValue()
+	hash, err := s.gatewayKeyHash(ctx, value)
+	if err != nil {
+		return resources.IssuedGatewayKey{}, err
+	}
+	var out resources.IssuedGatewayKey
+	err = s.inTx(ctx, func(tx bun.Tx) error {
+		row := &gatewayKeyRow{Name: k.Name, Tier: k.Tier, KeyHash: hash, CreatedBy: a.Label}
+		if _, err := tx.NewInsert().Model(row).ExcludeColumn("id", "created_at", "updated_at").Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		out = resources.IssuedGatewayKey{GatewayKey: row.key(), Value: value}
+		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.create", entityType: "ai_gateway_key",
+			entityID: idString(row.ID), after: row}); err != nil {
+			return err
+		}
+		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryGatewayKeyCreated, createdID{row.ID})
+	})
+	return out, err
+}
+
+// RotateGatewayKey gives a live key a new value; the old one stops matching
+// at once. A revoked key is 409 gateway_key_revoked.
+func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int64) (resources.IssuedGatewayKey, error) {
+	value := resources.NewGatewayKeyValue()
+	hash, err := s.gatewayKeyHash(ctx, value)
+	if err != nil {
+		return resources.IssuedGatewayKey{}, err
+	}
+	var out resources.IssuedGatewayKey
+	err = s.inTx(ctx, func(tx bun.Tx) error {
+		before, err := gatewayKeyByID(ctx, tx, id, "UPDATE")
+		if err != nil {
+			return err
+		}
+		if before.RevokedAt != nil {
+			return resources.Errorf(resources.KindConflict, resources.CodeGatewayKeyRevoked, "gateway key %d is revoked", id)
+		}
+		after := &gatewayKeyRow{ID: id}
+		if _, err := tx.NewUpdate().Model(after).Set("key_hash = ?", hash).Set("rotated_at = now()").
+			Set("updated_at = now()").WherePK().Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		out = resources.IssuedGatewayKey{GatewayKey: after.key(), Value: value}
+		return writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.rotate", entityType: "ai_gateway_key",
+			entityID: idString(id), before: before, after: after})
+	})
+	return out, err
+}
+
+// RevokeGatewayKey revokes a key at once; revoking a revoked key changes
+// nothing.
+func (s *Store) RevokeGatewayKey(ctx context.Context, a resources.Actor, id int64) error {
+	return s.inTx(ctx, func(tx bun.Tx) error {
+		before, err := gatewayKeyByID(ctx, tx, id, "UPDATE")
+		if err != nil || before.RevokedAt != nil {
+			return err
+		}
+		after := &gatewayKeyRow{ID: id}
+		if _, err := tx.NewUpdate().Model(after).Set("revoked_at = now()").Set("updated_at = now()").
+			WherePK().Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.revoke", entityType: "ai_gateway_key",
+			entityID: idString(id), before: before, after: after})
+	})
+}
+
+// VerifyGatewayKey returns the id of the live (not revoked) key whose value
+// this is; a malformed value is refused before any lookup.
+func (s *Store) VerifyGatewayKey(ctx context.Context, value string) (int64, bool, error) {
+	if !resources.GatewayKeyShaped(value) {
+		return 0, false, nil
+	}
+	hash, err := s.gatewayKeyHash(ctx, value)
+	if err != nil {
+		return 0, false, err
+	}
+	var ids []int64
+	if err := s.db.NewRaw("SELECT id FROM ai_gateway_keys WHERE key_hash = ? AND revoked_at IS NULL", hash).
+		Scan(ctx, &ids); err != nil || len(ids) == 0 {
+		return 0, false, err
+	}
+	return ids[0], true, nil
+}
+
+var _ resources.AIGateway = (*Store)(nil)

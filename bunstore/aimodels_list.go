@@ -1,0 +1,170 @@
+package bunstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// nullKey spells a null sort value in a page key (never a formatted number).
+const nullKey = "null"
+
+// aiModelSortColumns are the numeric columns the catalogue sorts by besides id.
+var aiModelSortColumns = map[string]func(resources.AIModel) *float64{
+	"param_count_b": func(m resources.AIModel) *float64 { return m.ParamCountB },
+	"size_gb":       func(m resources.AIModel) *float64 { return m.SizeGB },
+}
+
+// ListAIModels lists the catalogue, one keyset page. The key is the sort
+// value and the id (just the id when sorting by id); nulls sort last in
+// either order, ties in id order of the same direction.
+func (s *Store) ListAIModels(ctx context.Context, f resources.AIModelFilter, q resources.PageQuery) (resources.Page[resources.AIModel], error) {
+	sel := s.db.NewSelect().Model((*aiModelRow)(nil))
+	filterAIModels(sel, f)
+	key, err := orderAIModels(sel, f.Sort, f.Order == "desc", q.After)
+	if err != nil {
+		return resources.Page[resources.AIModel]{}, err
+	}
+	pg, err := scanPage(ctx, sel, q.Limit, aiModelRow.model, key)
+	if err != nil {
+		return pg, err
+	}
+	pg.Items, err = withCachesAll(ctx, s.db, pg.Items)
+	return pg, err
+}
+
+// filterAIModels adds the exact filters and the substring search.
+func filterAIModels(sel *bun.SelectQuery, f resources.AIModelFilter) {
+	for col, v := range map[string]string{"status": f.Status, "category": f.Category, "vendor": f.Vendor,
+		"org": f.Org, "gateway_tier": f.GatewayTier, "serving_node": f.ServingNode} {
+		if v != "" {
+			sel.Where("? = ?", bun.Ident(col), v)
+		}
+	}
+	if f.Gated != nil {
+		sel.Where("gated = ?", *f.Gated)
+	}
+	if f.Q != "" { // strpos, not LIKE: % and _ in q are plain characters
+		sel.Where("(strpos(lower(repo), lower(?0)) > 0 OR strpos(lower(display_name), lower(?0)) > 0 "+
+			"OR strpos(lower(coalesce(summary, '')), lower(?0)) > 0)", f.Q)
+	}
+}
+
+// orderAIModels orders sel, starts it after the page key and returns how to
+// build the key of a row.
+func orderAIModels(sel *bun.SelectQuery, sort string, desc bool, after []string) (func(resources.AIModel) []string, error) {
+	dir, cmp := "ASC", ">"
+	if desc {
+		dir, cmp = "DESC", "<"
+	}
+	if sort == "" || sort == "id" {
+		sel.OrderExpr("id " + dir)
+		if after == nil {
+			return aiModelIDKey, nil
+		}
+		if len(after) != 1 {
+			return nil, errBadKey
+		}
+		id, err := parseKey(after[0])
+		if err != nil {
+			return nil, errBadKey
+		}
+		sel.Where("id "+cmp+" ?", id)
+		return aiModelIDKey, nil
+	}
+	value, ok := aiModelSortColumns[sort]
+	if !ok {
+		return nil, resources.Invalid("sort", resources.CodeValidationFailed, "unknown sort %q", sort)
+	}
+	col := bun.Ident(sort)
+	sel.OrderExpr("? "+dir+" NULLS LAST, id "+dir, col)
+	key := func(m resources.AIModel) []string { return []string{floatKey(value(m)), idString(m.ID)} }
+	if after == nil {
+		return key, nil
+	}
+	return key, afterSortValue(sel, col, cmp, after)
+}
+
+// afterSortValue starts sel after the key (value, id): past the value, or
+// at the same value past the id; the null group comes after every value.
+func afterSortValue(sel *bun.SelectQuery, col bun.Ident, cmp string, after []string) error {
+	if len(after) != 2 {
+		return errBadKey
+	}
+	id, err := parseKey(after[1])
+	if err != nil {
+		return errBadKey
+	}
+	if after[0] == nullKey {
+		sel.Where("? IS NULL AND id "+cmp+" ?", col, id)
+		return nil
+	}
+	v, err := strconv.ParseFloat(after[0], 64)
+	if err != nil {
+		return errBadKey
+	}
+	sel.Where("((?, id) "+cmp+" (?::double precision, ?) OR ? IS NULL)", col, v, id, col)
+	return nil
+}
+
+func aiModelIDKey(m resources.AIModel) []string { return idKey(m.ID) }
+
+// floatKey spells a sort value exactly (shortest round-tripping form).
+func floatKey(v *float64) string {
+	if v == nil {
+		return nullKey
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+// modelCacheRow is one node cache of a model, as a catalogue row shows it.
+type modelCacheRow struct {
+	ModelID   int64     `bun:"model_id"`
+	Hostname  string    `bun:"hostname"`
+	Status    string    `bun:"status"`
+	SizeGB    *float64  `bun:"size_gb"`
+	Path      *string   `bun:"path"`
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// withCaches fills one model's node caches.
+func withCaches(ctx context.Context, db bun.IDB, m resources.AIModel) (resources.AIModel, error) {
+	ms, err := withCachesAll(ctx, db, []resources.AIModel{m})
+	if err != nil {
+		return m, err
+	}
+	return ms[0], nil
+}
+
+// withCachesAll fills the node caches of every model with one query, in
+// hostname order; a model without caches gets an empty list.
+func withCachesAll(ctx context.Context, db bun.IDB, ms []resources.AIModel) ([]resources.AIModel, error) {
+	if len(ms) == 0 {
+		return ms, nil
+	}
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	var rows []modelCacheRow
+	if err := db.NewRaw(`SELECT model_id, hostname, status, size_gb, path, updated_at FROM node_caches
+		WHERE model_id IN (?) ORDER BY model_id, hostname`, bun.In(ids)).Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	byModel := map[int64][]resources.NodeCacheRef{}
+	for _, r := range rows {
+		byModel[r.ModelID] = append(byModel[r.ModelID], resources.NodeCacheRef{Hostname: r.Hostname, Status: r.Status,
+			SizeGB: r.SizeGB, Path: r.Path, UpdatedAt: r.UpdatedAt})
+	}
+	for i := range ms {
+		ms[i].NodeCaches = byModel[ms[i].ID]
+		if ms[i].NodeCaches == nil {
+			ms[i].NodeCaches = []resources.NodeCacheRef{}
+		}
+	}
+	return ms, nil
+}

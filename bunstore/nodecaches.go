@@ -1,0 +1,243 @@
+package bunstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// nodeCacheRow is the bun model of node_caches; its JSON form is the audit
+// state.
+type nodeCacheRow struct {
+	bun.BaseModel `bun:"table:node_caches"`
+	Hostname      string    `bun:"hostname,pk" json:"hostname"`
+	ModelID       int64     `bun:"model_id,pk" json:"model_id"`
+	Status        string    `bun:"status" json:"status"`
+	Path          *string   `bun:"path" json:"path"`
+	SizeGB        *float64  `bun:"size_gb" json:"size_gb"`
+	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+}
+
+func (r nodeCacheRow) cache() resources.NodeCache {
+	return resources.NodeCache{Hostname: r.Hostname, ModelID: r.ModelID, Status: r.Status, Path: r.Path,
+		SizeGB: r.SizeGB, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+}
+
+func (r nodeCacheRow) target() string { return resources.CacheTargetID(r.Hostname, r.ModelID) }
+
+// cacheModelRow is the part of an ai_models row that node caches read and
+// keep up to date (offline_ready, location); the catalogue owns the rest.
+type cacheModelRow struct {
+	bun.BaseModel `bun:"table:ai_models,alias:m"`
+	ID            int64    `bun:"id,pk" json:"id"`
+	Repo          string   `bun:"repo" json:"repo"`
+	NASVolume     *string  `bun:"nas_volume" json:"nas_volume"`
+	SizeGB        *float64 `bun:"size_gb" json:"size_gb"`
+	OfflineReady  bool     `bun:"offline_ready" json:"offline_ready"`
+	Location      *string  `bun:"location" json:"location"`
+}
+
+func cacheModel(ctx context.Context, db bun.IDB, id int64, lock string) (*cacheModelRow, error) {
+	return rowByID[cacheModelRow](ctx, db, id, lock, resources.NotFound(resources.CodeAIModelNotFound, "no AI model %d", id))
+}
+
+// cacheByKey reads a node cache under a row lock: nil when there is none.
+func cacheByKey(ctx context.Context, tx bun.IDB, hostname string, modelID int64) (*nodeCacheRow, error) {
+	row := &nodeCacheRow{}
+	err := tx.NewSelect().Model(row).Where("hostname = ? AND model_id = ?", hostname, modelID).For("UPDATE").Scan(ctx)
+	if noRows(err) {
+		return nil, nil
+	}
+	return row, err
+}
+
+// ListNodeCaches lists node caches by hostname, then model id, one page.
+func (s *Store) ListNodeCaches(ctx context.Context, f resources.NodeCacheFilter, q resources.PageQuery) (resources.Page[resources.NodeCache], error) {
+	sel := s.db.NewSelect().Model((*nodeCacheRow)(nil)).OrderExpr("hostname, model_id")
+	if q.After != nil {
+		if len(q.After) != 2 {
+			return resources.Page[resources.NodeCache]{}, errBadKey
+		}
+		id, err := parseKey(q.After[1])
+		if err != nil {
+			return resources.Page[resources.NodeCache]{}, errBadKey
+		}
+		sel.Where("(hostname, model_id) > (?, ?)", q.After[0], id)
+	}
+	if f.Hostname != "" {
+		sel.Where("hostname = ?", f.Hostname)
+	}
+	if f.ModelID != 0 {
+		sel.Where("model_id = ?", f.ModelID)
+	}
+	return scanPage(ctx, sel, q.Limit, nodeCacheRow.cache, func(c resources.NodeCache) []string {
+		return []string{c.Hostname, idString(c.ModelID)}
+	})
+}
+
+// cacheSubjects checks that the node (share-locked, so an inventory import
+// cannot remove it meanwhile) and the model exist.
+func cacheSubjects(ctx context.Context, tx bun.Tx, hostname string, modelID int64) (*cacheModelRow, error) {
+	if _, err := aiNodeByHostname(ctx, tx, hostname, "SHARE"); err != nil {
+		return nil, err
+	}
+	return cacheModel(ctx, tx, modelID, "")
+}
+
+// openCacheOperation returns the unfinished operation of kind on a cache,
+// or starts a new one (with its job) when none is open.
+func (s *Store) openCacheOperation(ctx context.Context, tx bun.Tx, kind, target string) (*operationRow, error) {
+	op := &operationRow{}
+	err := tx.NewSelect().Model(op).Where("kind = ? AND target_type = 'node_cache' AND target_id = ?", kind, target).
+		Where("status NOT IN (?)", bun.In([]string{resources.OpSucceeded, resources.OpFailed})).
+		OrderExpr("id DESC").Limit(1).Scan(ctx)
+	if err == nil || !noRows(err) {
+		return op, err
+	}
+	op, err = insertOperation(ctx, tx, kind, "node_cache", target)
+	if err != nil {
+		return nil, err
+	}
+	return op, s.enqueue(ctx, tx, cacheJob(kind, op.ID))
+}
+
+// CopyToNode implements resources.NodeCaches (see there).
+func (s *Store) CopyToNode(ctx context.Context, a resources.Actor, hostname string, modelID int64, l *resources.Lease) (resources.CacheCopy, error) {
+	if id, resumed, err := resumedID(l, resources.RecoveryCacheCopyStarted); err != nil || resumed {
+		op, err := resumeCreate(ctx, id, err, func(ctx context.Context, id int64) (*resources.Operation, error) {
+			return s.GetOperation(ctx, idString(id))
+		})
+		return copyAnswer(op), err
+	}
+	var out resources.CacheCopy
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		model, err := cacheSubjects(ctx, tx, hostname, modelID)
+		if err != nil {
+			return err
+		}
+		if model.NASVolume == nil {
+			return resources.Errorf(resources.KindConflict, resources.CodeAIModelNotInStore,
+				"AI model %d has no central copy to copy from; the API never pulls weights from a model hub", modelID)
+		}
+		op, err := s.startCopy(ctx, tx, a, hostname, modelID)
+		if err != nil {
+			return err
+		}
+		out = copyAnswer(op.operation())
+		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryCacheCopyStarted, createdID{op.ID})
+	})
+	return out, err
+}
+
+// startCopy books the copy: a new cache (copying) with its operation, the
+// running copy's operation, or a finished operation for a ready cache.
+func (s *Store) startCopy(ctx context.Context, tx bun.Tx, a resources.Actor, hostname string, modelID int64) (*operationRow, error) {
+	row := &nodeCacheRow{Hostname: hostname, ModelID: modelID, Status: resources.NodeCacheCopying}
+	res, err := tx.NewInsert().Model(row).ExcludeColumn("created_at", "updated_at").On("CONFLICT DO NOTHING").
+		Returning("*").Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 { // it exists (perhaps just committed by a concurrent request)
+		if row, err = cacheByKey(ctx, tx, hostname, modelID); err != nil || row == nil {
+			return nil, errOr(err, resources.Errorf(resources.KindConflict, resources.CodeConflict, "the node cache changed; retry"))
+		}
+		return s.copyExisting(ctx, tx, row)
+	}
+	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, row.target())
+	if err != nil {
+		return nil, err
+	}
+	return op, writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.copy", entityType: "node_cache",
+		entityID: row.target(), after: row})
+}
+
+// copyExisting answers a copy request for a cache that exists.
+func (s *Store) copyExisting(ctx context.Context, tx bun.Tx, row *nodeCacheRow) (*operationRow, error) {
+	switch row.Status {
+	case resources.NodeCacheCopying:
+		op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, row.target())
+		return op, err
+	case resources.NodeCacheReady:
+		op, err := insertOperation(ctx, tx, resources.OpKindNodeCacheCopy, "node_cache", row.target())
+		if err != nil {
+			return nil, err
+		}
+		return op, finishOperation(ctx, tx, op, nil, cacheResult(row, true))
+	default:
+		return nil, cacheBusy(row, "a removal")
+	}
+}
+
+// RemoveFromNode implements resources.NodeCaches (see there).
+func (s *Store) RemoveFromNode(ctx context.Context, a resources.Actor, hostname string, modelID int64, l *resources.Lease) (resources.Operation, error) {
+	if id, resumed, err := resumedID(l, resources.RecoveryCacheRemoveStarted); err != nil || resumed {
+		return resumeCreate(ctx, id, err, func(ctx context.Context, id int64) (*resources.Operation, error) {
+			return s.GetOperation(ctx, idString(id))
+		})
+	}
+	var out resources.Operation
+	err := s.inTx(ctx, func(tx bun.Tx) error {
+		if _, err := cacheSubjects(ctx, tx, hostname, modelID); err != nil {
+			return err
+		}
+		before, err := cacheByKey(ctx, tx, hostname, modelID)
+		switch {
+		case err != nil:
+			return err
+		case before == nil:
+			return resources.NotFound(resources.CodeNodeCacheNotFound, "AI node %q holds no cache of AI model %d", hostname, modelID)
+		case before.Status == resources.NodeCacheCopying:
+			return cacheBusy(before, "a copy")
+		}
+		op, err := s.startRemove(ctx, tx, a, before)
+		if err != nil {
+			return err
+		}
+		out = op.operation()
+		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryCacheRemoveStarted, createdID{op.ID})
+	})
+	return out, err
+}
+
+// startRemove turns a ready cache removing and starts its removal; a cache
+// already being removed answers the running removal.
+func (s *Store) startRemove(ctx context.Context, tx bun.Tx, a resources.Actor, before *nodeCacheRow) (*operationRow, error) {
+	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheRemove, before.target())
+	if err != nil || before.Status == resources.NodeCacheRemoving {
+		return op, err
+	}
+	after := *before
+	after.Status = resources.NodeCacheRemoving
+	if err := updateRow(ctx, tx, &after); err != nil {
+		return nil, err
+	}
+	return op, writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.remove", entityType: "node_cache",
+		entityID: before.target(), before: before, after: &after})
+}
+
+// copyAnswer tells a copy this request started (or that is running) from
+// the finished one a ready cache answers with.
+func copyAnswer(op resources.Operation) resources.CacheCopy {
+	ready, _ := op.Result["already_ready"].(bool)
+	return resources.CacheCopy{Operation: op, Started: !ready}
+}
+
+func cacheBusy(row *nodeCacheRow, running string) error {
+	e := resources.Errorf(resources.KindConflict, resources.CodeNodeCacheBusy,
+		"%s of AI model %d on %q is running; retry when its operation finished", running, row.ModelID, row.Hostname)
+	e.RetryAfter = 5 * time.Second
+	return e
+}
+
+// cacheResult is the result member of a finished cache operation.
+func cacheResult(row *nodeCacheRow, alreadyReady bool) map[string]any {
+	return map[string]any{"hostname": row.Hostname, "model_id": idString(row.ModelID), "status": row.Status,
+		"path": row.Path, "already_ready": alreadyReady}
+}
+
+var _ resources.NodeCaches = (*Store)(nil)

@@ -1,0 +1,102 @@
+package resources
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// AI gateway defaults, key shape and problem codes.
+const (
+	DefaultGatewayBaseURL     = "http://127.0.0.1:4000/v1"
+	GatewayKeyPrefix          = "sk-gw-"
+	gatewayKeyRandomLen       = 40
+	GatewayKeyHashKeyName     = "gateway-keys" // the server key gateway key values are hashed under
+	MaxGatewayKeyNameLen      = 80
+	GatewayKeyActive          = "active"
+	GatewayKeyRevoked         = "revoked"
+	CodeGatewayKeyNotFound    = "gateway_key_not_found"
+	CodeGatewayKeyRevoked     = "gateway_key_revoked"
+	CodeReturnValueNotKeyed   = "return_value_not_idempotent"
+	RecoveryGatewayKeyCreated = "gateway_key_created"
+)
+
+// GatewayKey is the metadata of an AI gateway key. Its value is never
+// stored: only HMAC-SHA256 of it under the server key GatewayKeyHashKeyName.
+type GatewayKey struct {
+	ID        int64
+	Name      string
+	Tier      *string
+	CreatedBy string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	RotatedAt *time.Time
+	RevokedAt *time.Time
+}
+
+// Status is GatewayKeyRevoked once the key is revoked, else GatewayKeyActive.
+func (k GatewayKey) Status() string {
+	if k.RevokedAt != nil {
+		return GatewayKeyRevoked
+	}
+	return GatewayKeyActive
+}
+
+// IssuedGatewayKey is a key as a create or a rotation returns it: with the
+// fresh value, which exists nowhere else. Value is "" when a keyed create is
+// resumed (the value cannot be recovered).
+type IssuedGatewayKey struct {
+	GatewayKey
+	Value string
+}
+
+// NewGatewayKey is a create request.
+type NewGatewayKey struct {
+	Name string
+	Tier *string
+}
+
+// GatewayTier is a serving tier of the catalogue and how many rows name it.
+type GatewayTier struct {
+	Name   string
+	Models int
+}
+
+// GatewayKeyFilter narrows the key list.
+type GatewayKeyFilter struct {
+	Status string `json:"status,omitempty"` // active or revoked
+}
+
+// NewGatewayKeyValue draws a fresh key value: GatewayKeyPrefix and 40
+// random base62 characters.
+func NewGatewayKeyValue() string { return GatewayKeyPrefix + randomBase62(gatewayKeyRandomLen) }
+
+// GatewayKeyShaped reports whether a presented value has the shape of a key,
+// so a malformed one is refused before any lookup.
+func GatewayKeyShaped(v string) bool {
+	rest, ok := strings.CutPrefix(v, GatewayKeyPrefix)
+	if !ok || len(rest) != gatewayKeyRandomLen {
+		return false
+	}
+	for i := range len(rest) {
+		if strings.IndexByte(base62, rest[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// AIGateway reads the gateway's tiers from the catalogue and keeps gateway
+// keys. Create and rotate return the new value once; every change records
+// one audit event whose states carry key_hash, nulled by the redaction.
+type AIGateway interface {
+	GatewayTierNames(ctx context.Context) ([]string, error)
+	ListGatewayTiers(ctx context.Context, q PageQuery) (Page[GatewayTier], error)
+	ListGatewayKeys(ctx context.Context, f GatewayKeyFilter, q PageQuery) (Page[GatewayKey], error)
+	GetGatewayKey(ctx context.Context, id int64) (*GatewayKey, error)
+	CreateGatewayKey(ctx context.Context, a Actor, k NewGatewayKey, l *Lease) (IssuedGatewayKey, error)
+	RotateGatewayKey(ctx context.Context, a Actor, id int64) (IssuedGatewayKey, error)
+	RevokeGatewayKey(ctx context.Context, a Actor, id int64) error
+	// VerifyGatewayKey returns the id of the live key with that value.
+	VerifyGatewayKey(ctx context.Context, value string) (id int64, ok bool, err error)
+}

@@ -1,0 +1,131 @@
+// Package monitoringsim is an in-process simulated monitoring system
+// implementing resources.Monitor, with fault injection (unreachable, slow,
+// a silent collector) for the failure paths the contract names. The demo
+// world and the tests use it in place of Prometheus.
+package monitoringsim
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"platformapi/resources"
+)
+
+// Sim is a simulated monitoring system. It is safe for concurrent use, and
+// every setting may change at any time, also while calls are in flight.
+type Sim struct {
+	mu          sync.Mutex
+	nodes       map[string]resources.NodeLive
+	silent      map[string]time.Duration // how long each node's collector has been silent
+	unreachable bool
+	delay       time.Duration
+	calls       int
+}
+
+// New returns a reachable simulated monitoring system that knows no node.
+func New() *Sim {
+	return &Sim{nodes: map[string]resources.NodeLive{}, silent: map[string]time.Duration{}}
+}
+
+// Set makes monitoring report live for hostname (replacing what it had).
+func (s *Sim) Set(hostname string, live resources.NodeLive) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nodes[hostname] = live
+}
+
+// Forget makes monitoring stop knowing hostname.
+func (s *Sim) Forget(hostname string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.nodes, hostname)
+	delete(s.silent, hostname)
+}
+
+// SilenceCollector says hostname's metrics collector has been silent for d:
+// more than resources.CollectorStaleAfter makes the node's collector_stale
+// true; 0 makes it report again.
+func (s *Sim) SilenceCollector(hostname string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.silent[hostname] = d
+}
+
+// SetUnreachable makes every following call fail with an error wrapping
+// resources.ErrMonitoringUnreachable (true) or lifts that fault (false).
+func (s *Sim) SetUnreachable(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unreachable = on
+}
+
+// SetDelay makes each following call wait d before answering; a call whose
+// ctx ends first fails as unreachable.
+func (s *Sim) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
+
+// Calls returns how many snapshots were asked for, failed ones included.
+func (s *Sim) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+// NodeSnapshot returns the live state of every node the simulation knows,
+// with collector_stale from the collector silences.
+func (s *Sim) NodeSnapshot(ctx context.Context) (resources.NodeSnapshot, error) {
+	s.mu.Lock()
+	s.calls++
+	fail, delay := s.unreachable, s.delay
+	s.mu.Unlock()
+	if err := wait(ctx, delay); err != nil {
+		return nil, fmt.Errorf("monitoringsim: %w: %w", resources.ErrMonitoringUnreachable, err)
+	}
+	if fail {
+		return nil, fmt.Errorf("monitoringsim: injected fault: %w", resources.ErrMonitoringUnreachable)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := resources.NodeSnapshot{}
+	for h, live := range s.nodes {
+		live.Models = slices.Clone(live.Models)
+		stale := resources.CollectorStale(s.silent[h])
+		live.CollectorStale = &stale
+		out[h] = live
+	}
+	return out, nil
+}
+
+// Hostnames lists the nodes the simulation knows, sorted.
+func (s *Sim) Hostnames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.nodes))
+}
+
+// wait sleeps d, or returns ctx's error as soon as ctx is done.
+func wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var _ resources.Monitor = (*Sim)(nil)
