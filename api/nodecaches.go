@@ -14,6 +14,7 @@ import (
 type NodeCache struct {
 	Hostname  string    `json:"hostname" example:"gpu-fra1-01"`
 	ModelID   string    `json:"model_id" example:"3"`
+	ModelRepo string    `json:"model_repo" example:"Qwen/Qwen3-Coder-30B-A3B-Instruct" doc:"The model's repo"`
 	Status    string    `json:"status" doc:"copying, ready or removing; other values may appear"`
 	Path      *string   `json:"path" nullable:"true" doc:"Where the weights are on the node's disk; null until ready"`
 	SizeGB    *float64  `json:"size_gb" nullable:"true" doc:"Size on disk in GB; null until ready"`
@@ -22,7 +23,7 @@ type NodeCache struct {
 }
 
 func nodeCacheView(c resources.NodeCache) NodeCache {
-	return NodeCache{Hostname: c.Hostname, ModelID: formatID(c.ModelID), Status: c.Status, Path: c.Path, SizeGB: c.SizeGB,
+	return NodeCache{Hostname: c.Hostname, ModelID: formatID(c.ModelID), ModelRepo: c.ModelRepo, Status: c.Status, Path: c.Path, SizeGB: c.SizeGB,
 		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 

@@ -20,11 +20,12 @@ type nodeCacheRow struct {
 	SizeGB        *float64  `bun:"size_gb" json:"size_gb"`
 	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt     time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	ModelRepo     string    `bun:"model_repo,scanonly" json:"-"`
 }
 
 func (r nodeCacheRow) cache() resources.NodeCache {
-	return resources.NodeCache{Hostname: r.Hostname, ModelID: r.ModelID, Status: r.Status, Path: r.Path,
-		SizeGB: r.SizeGB, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	return resources.NodeCache{Hostname: r.Hostname, ModelID: r.ModelID, ModelRepo: r.ModelRepo, Status: r.Status,
+		Path: r.Path, SizeGB: r.SizeGB, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 func (r nodeCacheRow) target() string { return resources.CacheTargetID(r.Hostname, r.ModelID) }
@@ -57,7 +58,9 @@ func cacheByKey(ctx context.Context, tx bun.IDB, hostname string, modelID int64)
 
 // ListNodeCaches lists node caches by hostname, then model id, one page.
 func (s *Store) ListNodeCaches(ctx context.Context, f resources.NodeCacheFilter, q resources.PageQuery) (resources.Page[resources.NodeCache], error) {
-	sel := s.db.NewSelect().Model((*nodeCacheRow)(nil)).OrderExpr("hostname, model_id")
+	sel := s.db.NewSelect().Model((*nodeCacheRow)(nil)).ColumnExpr("?TableAlias.*").
+		ColumnExpr("(SELECT repo FROM ai_models m WHERE m.id = ?TableAlias.model_id) AS model_repo").
+		OrderExpr("hostname, model_id")
 	if q.After != nil {
 		if len(q.After) != 2 {
 			return resources.Page[resources.NodeCache]{}, errBadKey

@@ -33,6 +33,7 @@ const (
 type NodeCache struct {
 	Hostname  string    `json:"hostname"`
 	ModelID   int64     `json:"model_id"`
+	ModelRepo string    `json:"model_repo"` // the model's repo, for people and agents reading a list
 	Status    string    `json:"status"`
 	Path      *string   `json:"path"`
 	SizeGB    *float64  `json:"size_gb"`
