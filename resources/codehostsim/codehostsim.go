@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
 	"platformapi/resources"
+	"platformapi/resources/internal/fault"
 )
 
 // webBase is where the simulated groups appear to live; .invalid never resolves.
@@ -35,41 +35,14 @@ func (g *group) view() *resources.VCSGroup {
 // Sim is a simulated code host. It is safe for concurrent use, and every
 // fault setting may be changed at any time, also while calls are in flight.
 type Sim struct {
-	mu          sync.Mutex
-	groups      map[string]*group
-	unreachable bool
-	failNext    int
-	delay       time.Duration
-	calls       int
+	fault.Injector // SetUnreachable, FailNext, SetDelay, Calls
+	mu             sync.Mutex
+	groups         map[string]*group
 }
 
 // New returns a reachable simulated code host with no groups and no faults.
 func New() *Sim {
 	return &Sim{groups: map[string]*group{}}
-}
-
-// SetUnreachable makes every following call fail with an error wrapping
-// resources.ErrCodeHostUnreachable (true) or lifts that fault (false).
-func (s *Sim) SetUnreachable(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unreachable = on
-}
-
-// FailNext makes the next n calls fail as if the code host were unreachable;
-// n <= 0 cancels failures still pending.
-func (s *Sim) FailNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failNext = max(n, 0)
-}
-
-// SetDelay makes each following call wait d before answering; a call whose
-// ctx ends first returns the ctx error wrapped in ErrCodeHostUnreachable.
-func (s *Sim) SetDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.delay = d
 }
 
 // HoldCollidingGroup puts a foreign group at path: it holds projects and does
@@ -97,13 +70,6 @@ func (s *Sim) Groups() []resources.VCSGroup {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
-}
-
-// Calls returns how many FindGroup and EnsureGroup calls were made, failed ones included.
-func (s *Sim) Calls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls
 }
 
 // FindGroup returns the group at path, or (nil, nil) when none exists.
@@ -140,41 +106,7 @@ func (s *Sim) EnsureGroup(ctx context.Context, path, name string) (*resources.VC
 	return g.view(), nil
 }
 
-// begin counts a call, consumes an injected failure, and waits the injected
-// delay; it returns the fault the call must report, if any.
+// begin applies the injected faults to a call.
 func (s *Sim) begin(ctx context.Context) error {
-	s.mu.Lock()
-	s.calls++
-	fail := s.unreachable || s.failNext > 0
-	if s.failNext > 0 {
-		s.failNext--
-	}
-	delay := s.delay
-	s.mu.Unlock()
-
-	if err := wait(ctx, delay); err != nil {
-		return fmt.Errorf("codehostsim: %w: %w", resources.ErrCodeHostUnreachable, err)
-	}
-	if fail {
-		return fmt.Errorf("codehostsim: injected fault: %w", resources.ErrCodeHostUnreachable)
-	}
-	return nil
-}
-
-// wait sleeps d, or returns ctx's error as soon as ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.Enter(ctx, "codehostsim", resources.ErrCodeHostUnreachable)
 }

@@ -6,24 +6,22 @@ package monitoringsim
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"platformapi/resources"
+	"platformapi/resources/internal/fault"
 )
 
 // Sim is a simulated monitoring system. It is safe for concurrent use, and
 // every setting may change at any time, also while calls are in flight.
 type Sim struct {
-	mu          sync.Mutex
-	nodes       map[string]resources.NodeLive
-	silent      map[string]time.Duration // how long each node's collector has been silent
-	unreachable bool
-	delay       time.Duration
-	calls       int
+	fault.Injector // SetUnreachable, FailNext, SetDelay, Calls
+	mu             sync.Mutex
+	nodes          map[string]resources.NodeLive
+	silent         map[string]time.Duration // how long each node's collector has been silent
 }
 
 // New returns a reachable simulated monitoring system that knows no node.
@@ -55,41 +53,11 @@ func (s *Sim) SilenceCollector(hostname string, d time.Duration) {
 	s.silent[hostname] = d
 }
 
-// SetUnreachable makes every following call fail with an error wrapping
-// resources.ErrMonitoringUnreachable (true) or lifts that fault (false).
-func (s *Sim) SetUnreachable(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unreachable = on
-}
-
-// SetDelay makes each following call wait d before answering; a call whose
-// ctx ends first fails as unreachable.
-func (s *Sim) SetDelay(d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.delay = d
-}
-
-// Calls returns how many snapshots were asked for, failed ones included.
-func (s *Sim) Calls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls
-}
-
 // NodeSnapshot returns the live state of every node the simulation knows,
 // with collector_stale from the collector silences.
 func (s *Sim) NodeSnapshot(ctx context.Context) (resources.NodeSnapshot, error) {
-	s.mu.Lock()
-	s.calls++
-	fail, delay := s.unreachable, s.delay
-	s.mu.Unlock()
-	if err := wait(ctx, delay); err != nil {
-		return nil, fmt.Errorf("monitoringsim: %w: %w", resources.ErrMonitoringUnreachable, err)
-	}
-	if fail {
-		return nil, fmt.Errorf("monitoringsim: injected fault: %w", resources.ErrMonitoringUnreachable)
+	if err := s.Enter(ctx, "monitoringsim", resources.ErrMonitoringUnreachable); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,24 +76,6 @@ func (s *Sim) Hostnames() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Sorted(maps.Keys(s.nodes))
-}
-
-// wait sleeps d, or returns ctx's error as soon as ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 var _ resources.Monitor = (*Sim)(nil)
