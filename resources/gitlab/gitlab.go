@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"platformapi/resources"
+	"platformapi/resources/internal/httpx"
 )
 
 const (
@@ -37,15 +38,7 @@ type Client struct {
 // Timeout gets DefaultTimeout. The Client never follows redirects, so the
 // token is never sent anywhere but baseURL.
 func New(baseURL, token string, client *http.Client) *Client {
-	hc := &http.Client{}
-	if client != nil {
-		copied := *client
-		hc = &copied
-	}
-	if hc.Timeout <= 0 {
-		hc.Timeout = DefaultTimeout
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	hc := httpx.Client(client, DefaultTimeout)
 	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: hc}
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"platformapi/resources"
+	"platformapi/resources/internal/httpx"
 )
 
 // Header names and values every dispatch carries.
@@ -53,15 +54,7 @@ type Pipeline struct {
 // signed dispatch is never sent anywhere but url. The caller's client and
 // secret are copied, not changed.
 func New(url string, secret []byte, client *http.Client) *Pipeline {
-	hc := &http.Client{}
-	if client != nil {
-		copied := *client
-		hc = &copied
-	}
-	if hc.Timeout <= 0 {
-		hc.Timeout = DefaultTimeout
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	hc := httpx.Client(client, DefaultTimeout)
 	return &Pipeline{url: url, where: redact(url), secret: bytes.Clone(secret), hc: hc}
 }
 
