@@ -12,9 +12,10 @@ import (
 // demoAdmin is the person --demo sets up.
 const demoAdmin = "admin@demo.example"
 
-// setupDemo makes sure the demo administrator exists and the API is on, then
-// mints a fresh admin token and prints it once. Running it again reuses the
-// person and mints another token.
+// setupDemo makes sure the demo administrator exists, the API is on and the
+// demo world (AI node roster, catalogue rows) is loaded, then mints a fresh
+// admin token and prints it once. Running it again reuses all of it and
+// mints another token.
 func (m *Main) setupDemo(ctx context.Context, out io.Writer) error {
 	p := m.Portal()
 	_, err := p.CreateUser(ctx, "", resources.NewUser{Email: demoAdmin, DisplayName: "Demo Administrator", Roles: []string{"admin"}})
@@ -25,6 +26,9 @@ func (m *Main) setupDemo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	if _, err := p.SetAPIEnabled(ctx, demoAdmin, true); err != nil {
+		return err
+	}
+	if err := m.loadDemoWorld(ctx); err != nil {
 		return err
 	}
 	var scopes []string

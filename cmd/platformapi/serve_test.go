@@ -47,6 +47,13 @@ func TestServeDemo_EmbeddedClusterAdminTokenAndCleanStop(t *testing.T) {
 	if who["principal"].(map[string]any)["email"] != "admin@demo.example" {
 		t.Fatalf("whoami: %v", who)
 	}
+	nodes := getJSON(t, addr, demo.Token, "/api/v1/ai/nodes")
+	if items := nodes["items"].([]any); len(items) != 4 || nodes["monitoring_reachable"] != true {
+		t.Fatalf("demo world nodes: %v", nodes)
+	}
+	if models := getJSON(t, addr, demo.Token, "/api/v1/ai/models")["items"].([]any); len(models) != 2 {
+		t.Fatalf("demo world models: %v", models)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "token-pepper")); err != nil {
 		t.Fatalf("pepper not generated into the data dir: %v", err)
 	}
@@ -107,4 +114,20 @@ func waitWhoami(t *testing.T, addr, token string) map[string]any {
 	}
 	t.Fatal("server never answered")
 	return nil
+}
+
+func getJSON(t *testing.T, addr, token, path string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(&m) != nil {
+		t.Fatalf("GET %s: %d", path, res.StatusCode)
+	}
+	return m
 }
