@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -14,7 +16,8 @@ import (
 // HTTP on loopback, the gate, token lookup in PostgreSQL, and the handler.
 func benchGet(b *testing.B, path string) {
 	e := apitest.New(b, apitest.Options{Limiter: api.NewLocalLimiter(1<<30, nil)})
-	tok := e.Token(resources.PermAuditRead, resources.PermAPITokensRead)
+	seedAI(b, e)
+	tok := e.Token(resources.PermAuditRead, resources.PermAPITokensRead, resources.PermAIRead)
 	client := e.HTTP.Client()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -39,7 +42,11 @@ func benchGet(b *testing.B, path string) {
 
 func BenchmarkWhoami(b *testing.B)        { benchGet(b, "/api/v1/whoami") }
 func BenchmarkListAPITokens(b *testing.B) { benchGet(b, "/api/v1/api-tokens") }
-func BenchmarkListAudit(b *testing.B)     { benchGet(b, "/api/v1/audit-events?limit=50") }
+func BenchmarkListAIModels(b *testing.B) {
+	benchGet(b, "/api/v1/ai/models?sort=param_count_b&limit=50")
+}
+func BenchmarkListAINodes(b *testing.B) { benchGet(b, "/api/v1/ai/nodes") }
+func BenchmarkListAudit(b *testing.B)   { benchGet(b, "/api/v1/audit-events?limit=50") }
 
 // BenchmarkMalformedToken measures the refusal of a token whose checksum is
 // wrong: no database work at all.
@@ -57,5 +64,24 @@ func BenchmarkMalformedToken(b *testing.B) {
 		}
 		_, _ = io.Copy(io.Discard, res.Body)
 		_ = res.Body.Close()
+	}
+}
+
+// seedAI gives the AI reads something to read: 200 catalogue rows and a
+// 20-node roster the simulated monitoring reports.
+func seedAI(b *testing.B, e *apitest.Env) {
+	ctx := context.Background()
+	db := e.Store.DB()
+	if _, err := db.ExecContext(ctx, `INSERT INTO ai_models (repo, display_name, param_count_b, size_gb, category)
+		SELECT 'org/model-' || g, 'Model ' || g, g * 0.5, g * 1.1, 'coding' FROM generate_series(1, 200) g`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO ai_nodes (hostname, site, gpu_class)
+		SELECT 'gpu-' || g, 'fra1', 'H100' FROM generate_series(1, 20) g`); err != nil {
+		b.Fatal(err)
+	}
+	on := true
+	for i := 1; i <= 20; i++ {
+		e.Monitor.Set(fmt.Sprintf("gpu-%d", i), resources.NodeLive{Online: &on})
 	}
 }
