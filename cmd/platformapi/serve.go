@@ -105,8 +105,8 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions) (http.Handler, error
 	return srv.Router(), nil
 }
 
-// Run migrates the database, optionally sets up the demo, and serves HTTP on
-// o.Addr until ctx ends; then it drains requests for up to 10 seconds.
+// Run migrates the database, optionally sets up the demo, starts the worker
+// and the idempotency-key sweep, and serves HTTP on o.Addr until ctx ends.
 func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 	if _, err := bunstore.Migrate(ctx, m.db); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -133,12 +133,19 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 		defer cancel()
 		_ = worker.Stop(stop)
 	}()
-	ln, err := net.Listen("tcp", o.Addr)
+	return m.listen(ctx, o.Addr, h)
+}
+
+// listen serves h on addr until ctx ends, then drains requests for up to 10
+// seconds.
+func (m *Main) listen(ctx context.Context, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	m.opts.Logger.Info("serving", "addr", ln.Addr().String(), "api", "http://"+ln.Addr().String()+api.Prefix, "mcp", "http://"+ln.Addr().String()+"/mcp")
+	base := "http://" + ln.Addr().String()
+	m.opts.Logger.Info("serving", "addr", ln.Addr().String(), "api", base+api.Prefix, "mcp", base+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
