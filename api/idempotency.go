@@ -144,10 +144,19 @@ type recordingContext struct {
 	status int
 }
 
+// BodyReader gives the handler the body the middleware already read.
 func (r *recordingContext) BodyReader() io.Reader { return bytes.NewReader(r.body) }
+
+// BodyWriter writes to the client and keeps a copy for the stored answer.
 func (r *recordingContext) BodyWriter() io.Writer {
 	return io.MultiWriter(r.humaContext.BodyWriter(), &r.out)
 }
-func (r *recordingContext) SetStatus(code int)   { r.status = code; r.humaContext.SetStatus(code) }
-func (r *recordingContext) Status() int          { return r.status }
+
+// SetStatus records the status and sends it.
+func (r *recordingContext) SetStatus(code int) { r.status = code; r.humaContext.SetStatus(code) }
+
+// Status is the status the handler answered with (0: none yet).
+func (r *recordingContext) Status() int { return r.status }
+
+// Unwrap lets humachi.Unwrap reach the router's request and writer.
 func (r *recordingContext) Unwrap() huma.Context { return r.humaContext }
