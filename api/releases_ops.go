@@ -129,6 +129,9 @@ func (s *Server) requestPromotion(ctx context.Context, in *PromotionInput) (*Acc
 func (s *Server) listReleases(ctx context.Context, in *ListReleasesInput) (*ListOutput[ReleaseOperation], error) {
 	f := resources.ReleaseFilter{Status: in.Status, TargetEnv: in.TargetEnv, Component: in.Component}
 	pid := parseID(in.ProjectID)
+	if _, err := s.svc.Projects.GetProject(ctx, pid); err != nil { // 404 before any cursor check
+		return nil, err
+	}
 	return listPage(s, "release-operations:"+in.ProjectID, f, in.Limit, in.Cursor,
 		func(q resources.PageQuery) (resources.Page[resources.ReleaseOperation], error) {
 			return s.svc.Releases.ListReleaseOperations(ctx, pid, f, q)

@@ -110,7 +110,7 @@ func (s *Server) registerUsers() {
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Deactivates (never deletes) a person: their tokens answer 401 principal_disabled from the next " +
 			"request. Deactivating a deactivated user succeeds and changes nothing. Nobody can deactivate themself " +
-			"(409 cannot_deactivate_self).",
+			"(409 cannot_deactivate_self), nor the last active administrator (409 last_administrator).",
 	}, s.deactivateUser)
 }
 

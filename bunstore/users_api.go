@@ -179,6 +179,9 @@ func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64)
 		if err != nil || !change {
 			return err
 		}
+		if err := keepAnAdministrator(ctx, tx, id); err != nil {
+			return err
+		}
 		after := *before
 		_, err = tx.NewUpdate().Model(&after).Set("status = ?", resources.UserDeactivated).
 			Set("deactivated_at = now(), updated_at = now()").WherePK().Returning("status, deactivated_at, updated_at").Exec(ctx)
@@ -188,4 +191,20 @@ func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64)
 		return writeAudit(ctx, tx, auditEntry{actor: a, action: "user.deactivate", entityType: "user",
 			entityID: idString(id), before: before, after: &after})
 	})
+}
+
+// keepAnAdministrator refuses to deactivate the last active person holding
+// the admin key: an installation never locks out its administrators.
+func keepAnAdministrator(ctx context.Context, tx bun.Tx, id int64) error {
+	var isAdmin bool
+	var others int
+	err := tx.NewRaw(`SELECT
+		EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.name = ur.role WHERE ur.user_id = ? AND 'admin' = ANY (r.permissions)),
+		(SELECT count(DISTINCT u.id) FROM users u JOIN user_roles ur ON ur.user_id = u.id JOIN roles r ON r.name = ur.role
+		 WHERE u.id <> ? AND u.status = 'active' AND 'admin' = ANY (r.permissions))`, id, id).Scan(ctx, &isAdmin, &others)
+	if err != nil || !isAdmin || others > 0 {
+		return err
+	}
+	return resources.Errorf(resources.KindConflict, resources.CodeLastAdministrator,
+		"user %d is the last active administrator; make another person an administrator first", id)
 }

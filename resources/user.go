@@ -17,6 +17,7 @@ const (
 const (
 	CodeUserDeactivated      = "user_deactivated"
 	CodeCannotDeactivateSelf = "cannot_deactivate_self"
+	CodeLastAdministrator    = "last_administrator"
 )
 
 // NewInvite validates an invitation: the e-mail normalised (like a customer
