@@ -30,3 +30,22 @@ func TestUsers_Deactivate_LastAdministrator_409(t *testing.T) {
 		t.Fatalf("with another administrator: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestUsers_RemovingTheLastAdministratorsRole_409(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	ctx := context.Background()
+	if _, err := e.Portal.CreateUser(ctx, apitest.AdminEmail, resources.NewUser{Email: "hr@example.test", DisplayName: "HR"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Portal.RevokeRole(ctx, apitest.AdminEmail, apitest.AdminEmail, "admin"); err == nil {
+		t.Fatal("the last administrator's admin role was revoked")
+	}
+	tok := e.TokenFor(apitest.AdminEmail, resources.NewToken{Name: "u", Scopes: []string{resources.PermUsersWrite}})
+	assertProblem(t, e.Do("PATCH", "/api/v1/users/1", tok, map[string]any{"roles": []string{}}), 409, "last_administrator")
+	if _, err := e.Portal.GrantRole(ctx, apitest.AdminEmail, "hr@example.test", "admin"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.Do("PATCH", "/api/v1/users/1", tok, map[string]any{"roles": []string{}}); r.Status != 200 {
+		t.Fatalf("with another administrator: %d %s", r.Status, r.Body)
+	}
+}

@@ -148,8 +148,10 @@ func (s *Store) GrantRole(ctx context.Context, as, email, role string) (resource
 // RevokeRole removes a role from a person (see GrantRole).
 func (s *Store) RevokeRole(ctx context.Context, as, email, role string) (resources.User, error) {
 	return s.changeRoles(ctx, as, email, "user.role_revoke", func(tx bun.Tx, id int64) error {
-		_, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)
-		return err
+		return guardAdministrators(ctx, tx, id, func() error {
+			_, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)
+			return err
+		})
 	})
 }
 

@@ -133,8 +133,11 @@ func (s *Store) PatchUser(ctx context.Context, a resources.Actor, id int64, p re
 		if err := checkGrant(ctx, tx, scopes, resources.AddedRoles(before.Roles, next.Roles)); err != nil {
 			return err
 		}
-		after, err := updateUser(ctx, tx, before, next)
-		if err != nil {
+		var after *userRow
+		if err := guardAdministrators(ctx, tx, id, func() (err error) {
+			after, err = updateUser(ctx, tx, before, next)
+			return err
+		}); err != nil {
 			return err
 		}
 		out = after.user()
@@ -179,12 +182,12 @@ func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64)
 		if err != nil || !change {
 			return err
 		}
-		if err := keepAnAdministrator(ctx, tx, id); err != nil {
-			return err
-		}
 		after := *before
-		_, err = tx.NewUpdate().Model(&after).Set("status = ?", resources.UserDeactivated).
-			Set("deactivated_at = now(), updated_at = now()").WherePK().Returning("status, deactivated_at, updated_at").Exec(ctx)
+		err = guardAdministrators(ctx, tx, id, func() error {
+			_, err := tx.NewUpdate().Model(&after).Set("status = ?", resources.UserDeactivated).
+				Set("deactivated_at = now(), updated_at = now()").WherePK().Returning("status, deactivated_at, updated_at").Exec(ctx)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -193,16 +196,21 @@ func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64)
 	})
 }
 
-// keepAnAdministrator refuses to deactivate the last active person holding
-// the admin key: an installation never locks out its administrators.
-func keepAnAdministrator(ctx context.Context, tx bun.Tx, id int64) error {
-	var isAdmin bool
-	var others int
-	err := tx.NewRaw(`SELECT
-		EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.name = ur.role WHERE ur.user_id = ? AND 'admin' = ANY (r.permissions)),
-		(SELECT count(DISTINCT u.id) FROM users u JOIN user_roles ur ON ur.user_id = u.id JOIN roles r ON r.name = ur.role
-		 WHERE u.id <> ? AND u.status = 'active' AND 'admin' = ANY (r.permissions))`, id, id).Scan(ctx, &isAdmin, &others)
-	if err != nil || !isAdmin || others > 0 {
+// guardAdministrators runs change and refuses it (rolling it back) when it
+// left the installation without an active person holding the admin key
+// while person id held it before: nobody locks the administrators out.
+func guardAdministrators(ctx context.Context, tx bun.Tx, id int64, change func() error) error {
+	const holds = `SELECT count(DISTINCT u.id) FROM users u JOIN user_roles ur ON ur.user_id = u.id
+		JOIN roles r ON r.name = ur.role WHERE u.status = 'active' AND 'admin' = ANY (r.permissions)`
+	var was int
+	if err := tx.NewRaw(holds+" AND u.id = ?", id).Scan(ctx, &was); err != nil {
+		return err
+	}
+	if err := change(); err != nil || was == 0 {
+		return err
+	}
+	var left int
+	if err := tx.NewRaw(holds).Scan(ctx, &left); err != nil || left > 0 {
 		return err
 	}
 	return resources.Errorf(resources.KindConflict, resources.CodeLastAdministrator,
