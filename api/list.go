@@ -61,6 +61,3 @@ func parseID(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
 }
-
-// idPattern is the shape of every numeric id in a path.
-const idPattern = `^[1-9][0-9]{0,17}$`

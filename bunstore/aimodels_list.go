@@ -152,7 +152,7 @@ func withCachesAll(ctx context.Context, db bun.IDB, ms []resources.AIModel) ([]r
 	}
 	var rows []modelCacheRow
 	if err := db.NewRaw(`SELECT model_id, hostname, status, size_gb, path, updated_at FROM node_caches
-		WHERE model_id IN (?) ORDER BY model_id, hostname`, bun.In(ids)).Scan(ctx, &rows); err != nil {
+		WHERE model_id IN (?) ORDER BY model_id, hostname`, bun.List(ids)).Scan(ctx, &rows); err != nil {
 		return nil, err
 	}
 	byModel := map[int64][]resources.NodeCacheRef{}

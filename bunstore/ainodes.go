@@ -66,7 +66,7 @@ func (s *Store) ListAINodes(ctx context.Context, f resources.AINodeFilter, q res
 		}
 	}
 	if f.Hostnames != nil {
-		sel.Where("hostname IN (?)", bun.In(f.Hostnames))
+		sel.Where("hostname IN (?)", bun.List(f.Hostnames))
 	}
 	return scanPage(ctx, sel, q.Limit, aiNodeRow.node, func(n resources.AINode) []string { return []string{n.Hostname} })
 }

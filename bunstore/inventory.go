@@ -129,7 +129,7 @@ func removeMissing(ctx context.Context, tx bun.Tx, before []aiNodeRow, nodes []r
 		N        int    `bun:"n"`
 	}
 	if err := tx.NewSelect().TableExpr("node_caches").ColumnExpr("hostname, count(*) AS n").
-		Where("hostname IN (?)", bun.In(missing)).GroupExpr("hostname").OrderExpr("hostname").Scan(ctx, &held); err != nil {
+		Where("hostname IN (?)", bun.List(missing)).GroupExpr("hostname").OrderExpr("hostname").Scan(ctx, &held); err != nil {
 		return err
 	}
 	keep := map[string]bool{}
@@ -145,7 +145,7 @@ func removeMissing(ctx context.Context, tx bun.Tx, before []aiNodeRow, nodes []r
 	if len(out.Removed) == 0 {
 		return nil
 	}
-	_, err := tx.NewDelete().Model((*aiNodeRow)(nil)).Where("hostname IN (?)", bun.In(out.Removed)).Exec(ctx)
+	_, err := tx.NewDelete().Model((*aiNodeRow)(nil)).Where("hostname IN (?)", bun.List(out.Removed)).Exec(ctx)
 	return err
 }
 

@@ -96,7 +96,7 @@ func cacheSubjects(ctx context.Context, tx bun.Tx, hostname string, modelID int6
 func (s *Store) openCacheOperation(ctx context.Context, tx bun.Tx, kind, target string) (*operationRow, error) {
 	op := &operationRow{}
 	err := tx.NewSelect().Model(op).Where("kind = ? AND target_type = 'node_cache' AND target_id = ?", kind, target).
-		Where("status NOT IN (?)", bun.In([]string{resources.OpSucceeded, resources.OpFailed})).
+		Where("status NOT IN (?)", bun.List([]string{resources.OpSucceeded, resources.OpFailed})).
 		OrderExpr("id DESC").Limit(1).Scan(ctx)
 	if err == nil || !noRows(err) {
 		return op, err

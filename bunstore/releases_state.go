@@ -107,7 +107,7 @@ func (s *Store) ReleaseState(ctx context.Context, projectID int64) (*resources.R
 	}
 	var rows []releaseRow
 	err = s.db.NewSelect().Model(&rows).Where("project_id = ?", projectID).
-		Where("status IN (?)", bun.In([]string{resources.OpPending, resources.OpAwaitingApproval, resources.OpRunning, resources.OpAwaitingOperator})).
+		Where("status IN (?)", bun.List([]string{resources.OpPending, resources.OpAwaitingApproval, resources.OpRunning, resources.OpAwaitingOperator})).
 		OrderExpr("created_at DESC, id DESC").Scan(ctx)
 	for _, r := range rows {
 		st.Open = append(st.Open, r.release())

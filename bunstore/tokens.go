@@ -44,16 +44,13 @@ func (t tokenRow) token() resources.APIToken {
 	return out
 }
 
-// credentialRow is a token with its owner's and minter's state, read in one query.
+// credentialRow is a token with its owner's state, read in one query.
 type credentialRow struct {
 	tokenRow
-	OwnerEmail   string   `bun:"owner_email"`
-	OwnerName    string   `bun:"owner_name"`
-	OwnerActive  bool     `bun:"owner_active"`
-	OwnerPerms   []string `bun:"owner_perms,array"`
-	MinterEmail  string   `bun:"minter_email"`
-	MinterName   string   `bun:"minter_name"`
-	MinterActive bool     `bun:"minter_active"`
+	OwnerEmail  string   `bun:"owner_email"`
+	OwnerName   string   `bun:"owner_name"`
+	OwnerActive bool     `bun:"owner_active"`
+	OwnerPerms  []string `bun:"owner_perms,array"`
 }
 
 const credentialQuery = `
@@ -63,16 +60,14 @@ SELECT t.*,
   coalesce(u.status = 'active', sa.status = 'active') AS owner_active,
   CASE WHEN t.kind = 'pat' THEN coalesce((SELECT array_agg(DISTINCT p ORDER BY p) FROM user_roles ur
         JOIN roles r ON r.name = ur.role, unnest(r.permissions) p WHERE ur.user_id = u.id), '{}')
-       ELSE sa.permissions END AS owner_perms,
-  m.email AS minter_email, m.display_name AS minter_name, m.status = 'active' AS minter_active
+       ELSE sa.permissions END AS owner_perms
 FROM api_tokens t
 LEFT JOIN users u ON u.id = t.user_id
 LEFT JOIN service_accounts sa ON sa.id = t.service_account_id
-JOIN users m ON m.id = t.minted_by
 WHERE t.token_hash = ?`
 
 // CredentialByHash implements resources.Credentials: one indexed query
-// resolves the token, its owner's permissions now and its minter.
+// resolves the token and its owner's permissions now.
 func (s *Store) CredentialByHash(ctx context.Context, hash []byte) (*resources.Credential, error) {
 	var r credentialRow
 	if err := s.db.NewRaw(credentialQuery, hash).Scan(ctx, &r); err != nil {
@@ -81,8 +76,7 @@ func (s *Store) CredentialByHash(ctx context.Context, hash []byte) (*resources.C
 		}
 		return nil, err
 	}
-	c := &resources.Credential{Token: r.token(),
-		Minter: resources.Principal{Kind: resources.PrincipalUser, ID: r.MintedBy, Email: r.MinterEmail, Name: r.MinterName, Active: r.MinterActive}}
+	c := &resources.Credential{Token: r.token()}
 	c.Owner = resources.Principal{Kind: resources.PrincipalUser, Email: r.OwnerEmail, Name: r.OwnerName,
 		Active: r.OwnerActive, Permissions: nonNilStrings(r.OwnerPerms)}
 	if r.Kind == resources.TokenKindServiceAccount {

@@ -97,7 +97,7 @@ func checkGrant(ctx context.Context, tx bun.Tx, held, names []string) error {
 		return nil
 	}
 	var rows []roleRow
-	if err := tx.NewSelect().Model(&rows).Where("name IN (?)", bun.In(names)).For("SHARE").Scan(ctx); err != nil {
+	if err := tx.NewSelect().Model(&rows).Where("name IN (?)", bun.List(names)).For("SHARE").Scan(ctx); err != nil {
 		return err
 	}
 	roles := make([]resources.Role, len(rows))

@@ -77,14 +77,13 @@ type Portal interface {
 
 // Problem codes of portal actions.
 const (
-	CodeUserNotFound      = "user_not_found"
-	CodeRoleNotFound      = "role_not_found"
-	CodeEmailTaken        = "email_taken"
-	CodeRoleTaken         = "role_taken"
-	CodeNameTaken         = "name_taken"
-	CodeScopeNotAllowed   = "scope_not_allowed"
-	CodeSignInRequired    = "sign_in_required"
-	CodeTokenNotRevocable = "token_not_revocable"
+	CodeUserNotFound    = "user_not_found"
+	CodeRoleNotFound    = "role_not_found"
+	CodeEmailTaken      = "email_taken"
+	CodeRoleTaken       = "role_taken"
+	CodeNameTaken       = "name_taken"
+	CodeScopeNotAllowed = "scope_not_allowed"
+	CodeSignInRequired  = "sign_in_required"
 )
 
 // CheckMint applies the rules for minting a token: the minter must be an

@@ -36,12 +36,11 @@ func (p Principal) Label() string {
 	return "service-account:" + p.Name
 }
 
-// Credential is a presented API token resolved to its record, its owner and
-// the person who minted it.
+// Credential is a presented API token resolved to its record and its owner
+// (the minting person is Token.MintedBy).
 type Credential struct {
 	Token   APIToken
 	Owner   Principal
-	Minter  Principal
 	Address netip.Addr // the client's address, when known
 }
 
@@ -160,7 +159,7 @@ type TokenFilter struct {
 // Credentials resolves presented tokens; the API's authentication uses it.
 type Credentials interface {
 	// CredentialByHash finds the token with that keyed hash, its owner and
-	// minter as they are now; a *Error token_invalid when there is none.
+	// as it is now; a *Error token_invalid when there is none.
 	CredentialByHash(ctx context.Context, hash []byte) (*Credential, error)
 	// TouchToken records a use of the token at that moment (callers batch).
 	TouchToken(ctx context.Context, id int64, at time.Time) error
