@@ -35,7 +35,8 @@ type GatewayKey struct {
 // IssuedGatewayKey is a key as its create or rotation answers it.
 type IssuedGatewayKey struct {
 	GatewayKey
-	Value string `json:"value,omitempty" doc:"The key value: only when the request set return_value, and never again anywhere"`
+	Value    string    `json:"value,omitempty" doc:"The key value: only when the request set return_value, and never again anywhere"`
+	Warnings []Warning `json:"warnings,omitempty" doc:"value_shown_once: the value was asked for but is not in this answer (a replay of a keyed request)"`
 }
 
 // GatewayKeyCreate is the body of POST /ai/gateway/keys.
@@ -50,17 +51,31 @@ type GatewayKeyRotate struct {
 	ReturnValue bool `json:"return_value,omitempty" doc:"Return the new value in this answer (only here, only once). Default false"`
 }
 
+// listKey is the key a member selection always keeps: the tier's name.
+func (GatewayTier) listKey() []string { return []string{"name"} }
+
 func gatewayKeyView(k resources.GatewayKey) GatewayKey {
 	return GatewayKey{ID: formatID(k.ID), Name: k.Name, Tier: k.Tier, Status: k.Status(), CreatedBy: k.CreatedBy,
 		CreatedAt: k.CreatedAt.UTC(), RotatedAt: utcPtr(k.RotatedAt), RevokedAt: utcPtr(k.RevokedAt)}
 }
 
-// issuedView shows the value only when the request asked for it.
-func issuedView(k resources.IssuedGatewayKey, returnValue bool) IssuedGatewayKey {
+// issuedView shows the value only when the request asked for it. A keyed
+// request stores, for its replays, the same record without the value and
+// with the warning value_shown_once; a resumed keyed create has no value
+// to show and warns at once.
+func issuedView(ctx context.Context, k resources.IssuedGatewayKey, returnValue bool) IssuedGatewayKey {
 	out := IssuedGatewayKey{GatewayKey: gatewayKeyView(k.GatewayKey)}
-	if returnValue {
-		out.Value = k.Value
+	if !returnValue {
+		return out
 	}
+	shownOnce := out
+	shownOnce.Warnings = []Warning{{Code: resources.CodeValueShownOnce, Message: "The key value is shown only once, " +
+		"in the first answer to this request; a replay never repeats it. Rotate the key to get a new value."}}
+	if k.Value == "" {
+		return shownOnce
+	}
+	StoreForReplay(ctx, shownOnce)
+	out.Value = k.Value
 	return out
 }
 
@@ -101,16 +116,16 @@ var (
 )
 
 const returnValueRule = " The value is returned only when return_value is true, only in this answer; it is stored as " +
-	"HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, return_value must be false " +
-	"(422 return_value_not_idempotent: a replay would repeat the value); rotate afterwards to receive one."
+	"HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same " +
+	"record without the value and with the warning value_shown_once; the stored answer never holds the value."
 
 func (s *Server) registerAIGateway() {
 	tags := []string{"AI"}
-	Register(s.api, Op{ID: "get-ai-gateway", Method: http.MethodGet, Path: "/ai/gateway", Tags: tags,
+	Register(s.api, Op{ID: "get-ai-gateway", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway", Tags: tags,
 		Summary: "Read the AI gateway", Permissions: gatewayReaders,
 		Description: "The base URL clients call and the serving tiers named in the catalogue.",
 	}, s.getAIGateway)
-	Register(s.api, Op{ID: "list-ai-gateway-tiers", Method: http.MethodGet, Path: "/ai/gateway/tiers", Tags: tags,
+	Register(s.api, Op{ID: "list-ai-gateway-tiers", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/tiers", Tags: tags,
 		Summary: "List the AI gateway tiers", Permissions: gatewayReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Every gateway_tier of the catalogue, sorted by name, with how many models name it.",
 	}, s.listGatewayTiers)
@@ -130,33 +145,36 @@ func (s *Server) getAIGateway(ctx context.Context, _ *struct{}) (*AIGatewayOutpu
 }
 
 func (s *Server) listGatewayTiers(ctx context.Context, in *ListParams) (*ListOutput[GatewayTier], error) {
-	return listPage(s, "ai-gateway-tiers", struct{}{}, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.GatewayTier], error) {
+	return listPage(ctx, s, "ai-gateway-tiers", struct{}{}, in.page(), func(q resources.PageQuery) (resources.Page[resources.GatewayTier], error) {
 		return s.svc.AIGateway.ListGatewayTiers(ctx, q)
 	}, func(t resources.GatewayTier) GatewayTier { return GatewayTier{Name: t.Name, Models: t.Models} })
 }
 
 func (s *Server) registerGatewayKeys(tags []string) {
-	Register(s.api, Op{ID: "list-ai-gateway-keys", Method: http.MethodGet, Path: "/ai/gateway/keys", Tags: tags,
+	Register(s.api, Op{ID: "list-ai-gateway-keys", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys", Tags: tags,
 		Summary: "List AI gateway keys", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest},
 		Description: "Key metadata in id order, revoked keys included; never a value.",
 	}, s.listGatewayKeys)
-	Register(s.api, Op{ID: "get-ai-gateway-key", Method: http.MethodGet, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
+	Register(s.api, Op{ID: "get-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
 		Summary: "Read an AI gateway key", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Metadata only, never the value (404 gateway_key_not_found).",
 	}, s.getGatewayKey)
-	Register(s.api, Op{ID: "create-ai-gateway-key", Method: http.MethodPost, Path: "/ai/gateway/keys", Tags: tags,
-		Status: http.StatusCreated, Summary: "Create an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
+	Register(s.api, Op{ID: "create-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/gateway/keys", Tags: tags,
+		Feature: resources.FeatureAI,
+		Status:  http.StatusCreated, Summary: "Create an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
 		Errors:      []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Creates a key with a random value (sk-gw- and 40 base62 characters)." + returnValueRule,
 	}, s.createGatewayKey)
-	Register(s.api, Op{ID: "rotate-ai-gateway-key", Method: http.MethodPost, Path: "/ai/gateway/keys/{key_id}/rotate",
-		Tags: tags, Summary: "Rotate an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
+	Register(s.api, Op{ID: "rotate-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/gateway/keys/{key_id}/rotate",
+		Feature: resources.FeatureAI,
+		Tags:    tags, Summary: "Rotate an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType,
 			http.StatusUnprocessableEntity},
 		Description: "Gives the key a new random value; the old value stops working at once. A revoked key is 409 " +
 			"gateway_key_revoked." + returnValueRule,
 	}, s.rotateGatewayKey)
-	Register(s.api, Op{ID: "revoke-ai-gateway-key", Method: http.MethodDelete, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
+	Register(s.api, Op{ID: "revoke-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodDelete, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
+		Feature: resources.FeatureAI,
 		Summary: "Revoke an AI gateway key", Permissions: gatewayKeyAdmins, Destroy: true, Status: http.StatusNoContent,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.",
@@ -167,7 +185,7 @@ func (s *Server) registerGatewayKeys(tags []string) {
 
 func (s *Server) listGatewayKeys(ctx context.Context, in *ListGatewayKeysInput) (*ListOutput[GatewayKey], error) {
 	f := resources.GatewayKeyFilter{Status: in.Status}
-	return listPage(s, "ai-gateway-keys", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.GatewayKey], error) {
+	return listPage(ctx, s, "ai-gateway-keys", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.GatewayKey], error) {
 		return s.svc.AIGateway.ListGatewayKeys(ctx, f, q)
 	}, gatewayKeyView)
 }
@@ -180,38 +198,21 @@ func (s *Server) getGatewayKey(ctx context.Context, in *GatewayKeyIDInput) (*Gat
 	return &GatewayKeyOutput{Body: gatewayKeyView(*k)}, nil
 }
 
-// refuseKeyedValue refuses return_value on a keyed request: its answer is
-// stored for replay, which would keep and repeat the value.
-func refuseKeyedValue(ctx context.Context, returnValue bool) error {
-	if returnValue && LeaseFrom(ctx) != nil {
-		return resources.Invalid("return_value", resources.CodeReturnValueNotKeyed,
-			"a keyed request is replayed from a stored answer, which must never hold a key value; send return_value "+
-				"false with an Idempotency-Key, or true without one")
-	}
-	return nil
-}
-
 func (s *Server) createGatewayKey(ctx context.Context, in *CreateGatewayKeyInput) (*GatewayKeyCreatedOutput, error) {
-	if err := refuseKeyedValue(ctx, in.Body.ReturnValue); err != nil {
-		return nil, err
-	}
 	k, err := s.svc.AIGateway.CreateGatewayKey(ctx, ActorFrom(ctx), resources.NewGatewayKey{Name: in.Body.Name,
 		Tier: in.Body.Tier}, LeaseFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
 	return &GatewayKeyCreatedOutput{Location: Prefix + "/ai/gateway/keys/" + formatID(k.ID),
-		Body: issuedView(k, in.Body.ReturnValue)}, nil
+		Body: issuedView(ctx, k, in.Body.ReturnValue)}, nil
 }
 
 func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput) (*IssuedGatewayKeyOutput, error) {
 	returnValue := in.Body != nil && in.Body.ReturnValue
-	if err := refuseKeyedValue(ctx, returnValue); err != nil {
-		return nil, err
-	}
 	k, err := s.svc.AIGateway.RotateGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID))
 	if err != nil {
 		return nil, err
 	}
-	return &IssuedGatewayKeyOutput{Body: issuedView(k, returnValue)}, nil
+	return &IssuedGatewayKeyOutput{Body: issuedView(ctx, k, returnValue)}, nil
 }

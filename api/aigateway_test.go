@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
@@ -197,21 +200,79 @@ func TestAIGatewayKeys_Revoke_204TwiceRevokedCannotRotate_409(t *testing.T) {
 	assertProblem(t, e.Do("DELETE", "/api/v1/ai/gateway/keys/999", tok, nil), 404, "gateway_key_not_found")
 }
 
-func TestAIGatewayKeys_IdempotencyKeyWithReturnValue_422NoValueEverStored(t *testing.T) {
+// shownOnce is a keyed answer's replay: the record without its value and
+// with the warning value_shown_once.
+func shownOnce(t *testing.T, first map[string]any) map[string]any {
+	t.Helper()
+	want := map[string]any{}
+	for k, v := range first {
+		if k != "value" {
+			want[k] = v
+		}
+	}
+	want["warnings"] = []any{map[string]any{"code": "value_shown_once",
+		"message": "The key value is shown only once, in the first answer to this request; a replay never repeats it. " +
+			"Rotate the key to get a new value."}}
+	return want
+}
+
+func TestAIGatewayKeys_KeyedCreateWithReturnValue_ValueOnceReplayWarnsStoredAnswerHasNoValue(t *testing.T) {
 	e, tok := aiEnv(t)
-	m := assertProblem(t, e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "k", "return_value": true},
-		"Idempotency-Key", "key-1"), 422, "return_value_not_idempotent")
-	if m["field"] != "return_value" || count(t, e, "SELECT count(*) FROM ai_gateway_keys") != 0 {
-		t.Fatalf("refusal: %v", m)
+	body := map[string]any{"name": "k", "return_value": true}
+	first := e.Do("POST", "/api/v1/ai/gateway/keys", tok, body, "Idempotency-Key", "key-1")
+	again := e.Do("POST", "/api/v1/ai/gateway/keys", tok, body, "Idempotency-Key", "key-1")
+	if first.Status != 201 || again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" ||
+		again.Header.Get("Location") != first.Header.Get("Location") {
+		t.Fatalf("keyed create: %d %v / %d %v", first.Status, first.Header, again.Status, again.Header)
 	}
-	first := e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "k"}, "Idempotency-Key", "key-2")
-	again := e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "k"}, "Idempotency-Key", "key-2")
-	if first.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || string(first.Body) != string(again.Body) ||
-		count(t, e, "SELECT count(*) FROM ai_gateway_keys") != 1 {
-		t.Fatalf("keyed create: %d %s / %s", first.Status, first.Body, again.Body)
+	m := first.JSON(t)
+	value, _ := m["value"].(string)
+	if id, ok := verifyKey(t, e, value); !keyValue.MatchString(value) || !ok || fmt.Sprint(id) != m["id"] {
+		t.Fatalf("first answer's value does not work: %v", m)
 	}
-	rot := "/api/v1/ai/gateway/keys/" + first.JSON(t)["id"].(string) + "/rotate"
-	assertProblem(t, e.Do("POST", rot, tok, map[string]any{"return_value": true}, "Idempotency-Key", "rot-1"), 422, "return_value_not_idempotent")
+	if diff := cmp.Diff(shownOnce(t, m), again.JSON(t)); diff != "" {
+		t.Fatalf("replay (-want +got):\n%s", diff)
+	}
+	if n := count(t, e, "SELECT count(*) FROM ai_gateway_keys"); n != 1 {
+		t.Fatalf("%d keys after a replayed create", n)
+	}
+	var stored []string
+	if err := e.Store.DB().NewRaw("SELECT encode(response_body, 'escape') FROM idempotency_keys").
+		Scan(context.Background(), &stored); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != 1 || strings.Contains(stored[0], value) || !strings.Contains(stored[0], "value_shown_once") {
+		t.Fatalf("stored answers: %q", stored)
+	}
+	assertNowhere(t, e, tok, value)
+}
+
+func TestAIGatewayKeys_KeyedRotateWithReturnValue_RotatesOnceReplayWithoutValue(t *testing.T) {
+	e, tok := aiEnv(t)
+	rot := "/api/v1/ai/gateway/keys/" + createKey(t, e, tok, map[string]any{"name": "k"})["id"].(string) + "/rotate"
+	first := e.Do("POST", rot, tok, map[string]any{"return_value": true}, "Idempotency-Key", "rot-1")
+	again := e.Do("POST", rot, tok, map[string]any{"return_value": true}, "Idempotency-Key", "rot-1")
+	if first.Status != 200 || again.Status != 200 || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("keyed rotate: %d %s / %d %s", first.Status, first.Body, again.Status, again.Body)
+	}
+	m := first.JSON(t)
+	value, _ := m["value"].(string)
+	if _, ok := verifyKey(t, e, value); !ok {
+		t.Fatalf("the first rotation's value does not work (rotated twice?): %v", m)
+	}
+	if diff := cmp.Diff(shownOnce(t, m), again.JSON(t)); diff != "" {
+		t.Fatalf("replay (-want +got):\n%s", diff)
+	}
+	if n := count(t, e, "SELECT count(*) FROM audit_events WHERE action = 'ai_gateway_key.rotate'"); n != 1 {
+		t.Fatalf("%d rotations", n)
+	}
+	assertNowhere(t, e, tok, value)
+	// Without return_value the stored answer is the answer itself.
+	plain := e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "p"}, "Idempotency-Key", "key-2")
+	replay := e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "p"}, "Idempotency-Key", "key-2")
+	if plain.Status != 201 || string(plain.Body) != string(replay.Body) || strings.Contains(string(plain.Body), "warnings") {
+		t.Fatalf("keyed create without value: %s / %s", plain.Body, replay.Body)
+	}
 }
 
 func TestAIGateway_Permissions_KeysNeedTheKeysPermission(t *testing.T) {
@@ -231,4 +292,29 @@ func TestAIGateway_Permissions_KeysNeedTheKeysPermission(t *testing.T) {
 		}
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/ai/gateway", e.Token(resources.PermAuditRead), nil), 403, "forbidden")
+}
+
+// A keyed create whose answer was lost after the commit is resumed by its
+// retry: the key exists once, and the value, which exists nowhere any more,
+// is replaced by the warning.
+func TestAIGatewayKeys_KeyedCreateResumedAfterLostAnswer_NoSecondKeyWarnsInsteadOfValue(t *testing.T) {
+	faulty := &finishFails{fail: true}
+	e := apitest.New(t, apitest.Options{Idempotency: func(st resources.Idempotency) resources.Idempotency {
+		faulty.Idempotency = st
+		return faulty
+	}})
+	tok := e.Token(resources.PermAIGatewayKeys)
+	body := map[string]any{"name": "k", "return_value": true}
+	first := e.Do("POST", "/api/v1/ai/gateway/keys", tok, body, "Idempotency-Key", "lost")
+	e.Clock.Advance(resources.IdempotencyLeaseTTL + time.Second)
+	retry := e.Do("POST", "/api/v1/ai/gateway/keys", tok, body, "Idempotency-Key", "lost")
+	if first.Status != 201 || retry.Status != 201 {
+		t.Fatalf("first %d, retry %d %s", first.Status, retry.Status, retry.Body)
+	}
+	if diff := cmp.Diff(shownOnce(t, first.JSON(t)), retry.JSON(t)); diff != "" {
+		t.Fatalf("resumed answer (-want +got):\n%s", diff)
+	}
+	if n := count(t, e, "SELECT count(*) FROM ai_gateway_keys"); n != 1 {
+		t.Fatalf("%d keys", n)
+	}
 }

@@ -77,35 +77,35 @@ type AIModelCreate struct {
 
 // AIModelPatch is the merge-patch body of PATCH /ai/models/{id}.
 type AIModelPatch struct {
-	Repo          Optional[string]               `json:"repo,omitzero" doc:"Frozen: only its current value"`
-	DisplayName   Optional[string]               `json:"display_name,omitzero" minLength:"1" maxLength:"255"`
-	Gated         Optional[bool]                 `json:"gated,omitzero"`
-	Status        Optional[string]               `json:"status,omitzero" doc:"Read-only: only its current value"`
-	Location      Nullable[string]               `json:"location,omitzero" doc:"Read-only: only its current value"`
-	OfflineReady  Optional[bool]                 `json:"offline_ready,omitzero" doc:"Read-only: only its current value"`
-	NASVolume     Nullable[string]               `json:"nas_volume,omitzero" doc:"Read-only: only its current value"`
-	Architecture  Nullable[string]               `json:"architecture,omitzero" maxLength:"40"`
-	Benchmarks    Nullable[resources.Benchmarks] `json:"benchmarks,omitzero"`
-	Category      Nullable[string]               `json:"category,omitzero" maxLength:"24"`
-	ContextWindow Nullable[string]               `json:"context_window,omitzero" maxLength:"20"`
-	Description   Nullable[string]               `json:"description,omitzero" maxLength:"20000"`
-	FrontierEquiv Nullable[string]               `json:"frontier_equiv,omitzero" maxLength:"120"`
-	GatewayTier   Nullable[string]               `json:"gateway_tier,omitzero" maxLength:"40"`
-	License       Nullable[string]               `json:"license,omitzero" maxLength:"80"`
-	MinTarget     Nullable[string]               `json:"min_target,omitzero" maxLength:"40"`
-	ModelCardURL  Nullable[string]               `json:"model_card_url,omitzero" maxLength:"300"`
-	Notes         Nullable[string]               `json:"notes,omitzero" maxLength:"20000"`
-	Org           Nullable[string]               `json:"org,omitzero" maxLength:"120"`
-	ParamCountB   Nullable[float64]              `json:"param_count_b,omitzero" minimum:"0" maximum:"9999999"`
-	Params        Nullable[string]               `json:"params,omitzero" maxLength:"60"`
-	Published     Nullable[string]               `json:"published,omitzero" maxLength:"20"`
-	Quant         Nullable[string]               `json:"quant,omitzero" maxLength:"40"`
-	ServingNode   Nullable[string]               `json:"serving_node,omitzero" maxLength:"80"`
-	SizeGB        Nullable[float64]              `json:"size_gb,omitzero" minimum:"0" maximum:"99999999"`
-	StrongAxis    Nullable[string]               `json:"strong_axis,omitzero" maxLength:"40"`
-	Summary       Nullable[string]               `json:"summary,omitzero" maxLength:"2000"`
-	Vendor        Nullable[string]               `json:"vendor,omitzero" maxLength:"200"`
-	VendorCountry Nullable[string]               `json:"vendor_country,omitzero" maxLength:"40"`
+	Repo          Optional[string]          `json:"repo,omitzero" maxLength:"96" doc:"Frozen: only its current value"`
+	DisplayName   Optional[string]          `json:"display_name,omitzero" minLength:"1" maxLength:"255"`
+	Gated         Optional[bool]            `json:"gated,omitzero"`
+	Status        Optional[string]          `json:"status,omitzero" doc:"Read-only: only its current value"`
+	Location      Nullable[string]          `json:"location,omitzero" doc:"Read-only: only its current value"`
+	OfflineReady  Optional[bool]            `json:"offline_ready,omitzero" doc:"Read-only: only its current value"`
+	NASVolume     Nullable[string]          `json:"nas_volume,omitzero" doc:"Read-only: only its current value"`
+	Architecture  Nullable[string]          `json:"architecture,omitzero" maxLength:"40"`
+	Benchmarks    Nullable[BenchmarksPatch] `json:"benchmarks,omitzero"`
+	Category      Nullable[string]          `json:"category,omitzero" maxLength:"24"`
+	ContextWindow Nullable[string]          `json:"context_window,omitzero" maxLength:"20"`
+	Description   Nullable[string]          `json:"description,omitzero" maxLength:"20000"`
+	FrontierEquiv Nullable[string]          `json:"frontier_equiv,omitzero" maxLength:"120"`
+	GatewayTier   Nullable[string]          `json:"gateway_tier,omitzero" maxLength:"40"`
+	License       Nullable[string]          `json:"license,omitzero" maxLength:"80"`
+	MinTarget     Nullable[string]          `json:"min_target,omitzero" maxLength:"40"`
+	ModelCardURL  Nullable[string]          `json:"model_card_url,omitzero" maxLength:"300"`
+	Notes         Nullable[string]          `json:"notes,omitzero" maxLength:"20000"`
+	Org           Nullable[string]          `json:"org,omitzero" maxLength:"120"`
+	ParamCountB   Nullable[float64]         `json:"param_count_b,omitzero" minimum:"0" maximum:"9999999"`
+	Params        Nullable[string]          `json:"params,omitzero" maxLength:"60"`
+	Published     Nullable[string]          `json:"published,omitzero" maxLength:"20"`
+	Quant         Nullable[string]          `json:"quant,omitzero" maxLength:"40"`
+	ServingNode   Nullable[string]          `json:"serving_node,omitzero" maxLength:"80"`
+	SizeGB        Nullable[float64]         `json:"size_gb,omitzero" minimum:"0" maximum:"99999999"`
+	StrongAxis    Nullable[string]          `json:"strong_axis,omitzero" maxLength:"40"`
+	Summary       Nullable[string]          `json:"summary,omitzero" maxLength:"2000"`
+	Vendor        Nullable[string]          `json:"vendor,omitzero" maxLength:"200"`
+	VendorCountry Nullable[string]          `json:"vendor_country,omitzero" maxLength:"40"`
 }
 
 func (p AIModelPatch) domain() resources.AIModelPatch {
@@ -118,7 +118,7 @@ func (p AIModelPatch) domain() resources.AIModelPatch {
 			Notes: p.Notes.Patch(), Org: p.Org.Patch(), Params: p.Params.Patch(), Published: p.Published.Patch(),
 			Quant: p.Quant.Patch(), ServingNode: p.ServingNode.Patch(), StrongAxis: p.StrongAxis.Patch(),
 			Summary: p.Summary.Patch(), Vendor: p.Vendor.Patch(), VendorCountry: p.VendorCountry.Patch(),
-			ParamCountB: p.ParamCountB.Patch(), SizeGB: p.SizeGB.Patch(), Benchmarks: p.Benchmarks.Patch()}}
+			ParamCountB: p.ParamCountB.Patch(), SizeGB: p.SizeGB.Patch(), Benchmarks: benchmarksDomain(p.Benchmarks.Patch())}}
 }
 
 func (b AIModelCreate) domain() (resources.AIModel, error) {
@@ -146,6 +146,25 @@ type benchmarksSchema struct{}
 func (benchmarksSchema) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{Type: huma.TypeObject, MaxProperties: ptr(resources.MaxBenchmarks),
 		AdditionalProperties: &huma.Schema{AnyOf: []*huma.Schema{{Type: huma.TypeNumber}, {Type: huma.TypeString}}}}
+}
+
+// BenchmarksPatch is the merge patch of a model's benchmarks (RFC 7396): a
+// member with a number or string sets that score, null removes it, members
+// not sent stay. The merged result holds at most 100 members.
+type BenchmarksPatch map[string]any
+
+// Schema implements huma.SchemaProvider.
+func (BenchmarksPatch) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeObject, MaxProperties: ptr(2 * resources.MaxBenchmarks),
+		Description: "Merged into the stored benchmarks: a number or string sets a score, null removes it; " +
+			"at most 100 members after the merge",
+		AdditionalProperties: &huma.Schema{AnyOf: []*huma.Schema{{Type: huma.TypeNumber}, {Type: huma.TypeString},
+			{Type: "null"}}}}
+}
+
+// benchmarksDomain converts the patch member for resources.AIModel.Apply.
+func benchmarksDomain(p resources.Patch[BenchmarksPatch]) resources.Patch[resources.Benchmarks] {
+	return resources.Patch[resources.Benchmarks]{Set: p.Set, Null: p.Null, Value: resources.Benchmarks(p.Value)}
 }
 
 // Inputs and outputs of the AI model operations.
@@ -178,25 +197,28 @@ func (s *Server) registerAIModels() {
 	s.api.OpenAPI().Components.Schemas.RegisterTypeAlias(reflect.TypeFor[resources.Benchmarks](), reflect.TypeFor[benchmarksSchema]())
 	tags := []string{"AI"}
 	s.registerAIModelList(tags)
-	Register(s.api, Op{ID: "get-ai-model", Method: http.MethodGet, Path: "/ai/models/{model_id}", Tags: tags,
+	Register(s.api, Op{ID: "get-ai-model", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/models/{model_id}", Tags: tags,
 		Summary: "Read an AI model", Permissions: aiModelReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "One catalogue row with its node caches (404 ai_model_not_found).",
 	}, s.getAIModel)
-	Register(s.api, Op{ID: "create-ai-model", Method: http.MethodPost, Path: "/ai/models", Tags: tags, Status: http.StatusCreated,
-		Summary: "Add a model to the catalogue", Permissions: aiModelWriters, Idempotent: true,
+	Register(s.api, Op{ID: "create-ai-model", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/models", Tags: tags, Status: http.StatusCreated,
+		Feature: resources.FeatureAI,
+		Summary: "Add a model to the catalogue", Permissions: aiModelWriters, Idempotent: true, KeyAtCommit: true,
 		Errors: []int{http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Adds a planned row (no central copy, no node cache; weights arrive only through store actions outside " +
 			"the API). display_name defaults to the last part of repo. status, location, offline_ready, nas_volume, nas_path " +
 			"and cluster_recipe are not accepted. 409 ai_model_repo_taken.",
 	}, s.createAIModel)
-	Register(s.api, Op{ID: "patch-ai-model", Method: http.MethodPatch, Path: "/ai/models/{model_id}", Tags: tags,
+	Register(s.api, Op{ID: "patch-ai-model", Toolset: ToolsetAI, Method: http.MethodPatch, Path: "/ai/models/{model_id}", Tags: tags,
+		Feature: resources.FeatureAI,
 		Summary: "Change catalogue metadata (JSON Merge Patch)", Permissions: aiModelWriters,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Only the members sent change; null clears any metadata member but display_name and gated. repo is " +
 			"frozen (422 immutable_field); status, location, offline_ready and nas_volume are read-only (their current value " +
 			"is accepted, another is 422 read_only_field); nas_path and cluster_recipe are not accepted.",
 	}, s.patchAIModel)
-	Register(s.api, Op{ID: "delete-ai-model", Method: http.MethodDelete, Path: "/ai/models/{model_id}", Tags: tags,
+	Register(s.api, Op{ID: "delete-ai-model", Toolset: ToolsetAI, Method: http.MethodDelete, Path: "/ai/models/{model_id}", Tags: tags,
+		Feature: resources.FeatureAI,
 		Summary: "Remove a planned model from the catalogue", Permissions: aiModelWriters, Destroy: true, Status: http.StatusNoContent,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches).",
@@ -218,11 +240,20 @@ func (s *Server) createAIModel(ctx context.Context, in *CreateAIModelInput) (*AI
 	if err != nil {
 		return nil, err
 	}
+	keepAnswerInTx(ctx, http.StatusCreated, func(m resources.AIModel) (string, any) {
+		out := aiModelCreated(m)
+		return out.Location, out.Body
+	})
 	created, err := s.svc.AIModels.CreateAIModel(ctx, ActorFrom(ctx), m, LeaseFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return &AIModelCreatedOutput{Location: Prefix + "/ai/models/" + formatID(created.ID), Body: aiModelView(created)}, nil
+	return aiModelCreated(created), nil
+}
+
+// aiModelCreated is the answer to a create: its view and its Location.
+func aiModelCreated(m resources.AIModel) *AIModelCreatedOutput {
+	return &AIModelCreatedOutput{Location: Prefix + "/ai/models/" + formatID(m.ID), Body: aiModelView(m)}
 }
 
 func (s *Server) patchAIModel(ctx context.Context, in *PatchAIModelInput) (*AIModelOutput, error) {

@@ -57,17 +57,16 @@ func (in ListAIModelsInput) filter() resources.AIModelFilter {
 }
 
 func (s *Server) registerAIModelList(tags []string) {
-	Register(s.api, Op{ID: "list-ai-models", Method: http.MethodGet, Path: "/ai/models", Tags: tags,
+	Register(s.api, Op{ID: "list-ai-models", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/models", Tags: tags,
 		Summary: "List the AI model catalogue", Permissions: aiModelReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name " +
-			"and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id. A cursor " +
-			"is good only for the sort, order and filters it was issued for.",
+			"and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id.",
 	}, s.listAIModels)
 }
 
 func (s *Server) listAIModels(ctx context.Context, in *ListAIModelsInput) (*ListOutput[AIModel], error) {
 	f := in.filter()
-	return listPage(s, "ai-models", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.AIModel], error) {
+	return listPage(ctx, s, "ai-models", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.AIModel], error) {
 		return s.svc.AIModels.ListAIModels(ctx, f, q)
 	}, aiModelView)
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"platformapi/resources"
@@ -53,11 +54,21 @@ type AINode struct {
 	VRAMUsedBytes       *float64              `json:"vram_used_bytes" nullable:"true" doc:"Live: summed over GPUs"`
 }
 
+// listKey is the key a member selection always keeps: the hostname.
+func (AINode) listKey() []string { return []string{"hostname"} }
+
 // AINodePage is a page of AI nodes.
 type AINodePage struct {
 	Items               []AINode `json:"items"`
 	MonitoringReachable bool     `json:"monitoring_reachable" doc:"false: monitoring could not be read and every live field is null"`
 	NextCursor          *string  `json:"next_cursor" nullable:"true" doc:"Send back as cursor for the next page; null at the end."`
+
+	encoded []json.RawMessage // the items as sent (fields applied)
+}
+
+// MarshalJSON writes the page with its items as listPage encoded them.
+func (p AINodePage) MarshalJSON() ([]byte, error) {
+	return marshalPage(p.encoded, p.Items, []pageMember{{"monitoring_reachable", p.MonitoringReachable}}, p.NextCursor)
 }
 
 // Inputs and outputs of the AI node operations.
@@ -67,6 +78,7 @@ type (
 		Site     string `query:"site" maxLength:"80" doc:"Exact site"`
 		GPUClass string `query:"gpu_class" maxLength:"80" doc:"Exact GPU class"`
 		Status   string `query:"status" pattern:"^[a-z_]{1,40}$" doc:"Live status (serving, loaded_idle, idle, offline, standby, powered_off; other values may appear); a node whose status is unknown never matches"`
+		Model    string `query:"model" minLength:"1" maxLength:"200" doc:"Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)"`
 	}
 	AINodeInput struct {
 		Hostname string `path:"hostname" maxLength:"253" doc:"The node's hostname"`
@@ -79,6 +91,7 @@ type (
 type nodeListKey struct {
 	resources.AINodeFilter
 	Status string `json:"status,omitempty"`
+	Model  string `json:"model,omitempty"`
 }
 
 var (
@@ -88,14 +101,14 @@ var (
 
 func (s *Server) registerAINodes() {
 	tags := []string{"AI"}
-	Register(s.api, Op{ID: "list-ai-nodes", Method: http.MethodGet, Path: "/ai/nodes", Tags: tags,
-		Summary: "List AI nodes", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest},
-		Description: "The roster (from the hardware inventory) in hostname order, with live values read from monitoring " +
-			"in one query for the whole page. When monitoring is unreachable or slower than 2 s the answer is still " +
-			"200: monitoring_reachable is false and every live field is null. site and gpu_class filter the roster; " +
-			"status filters on the live status.",
+	Register(s.api, Op{ID: "list-ai-nodes", Toolset: ToolsetAI, OpenWorld: true, Method: http.MethodGet, Path: "/ai/nodes", Tags: tags,
+		Summary: "List AI nodes", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "The roster in hostname order with live values from monitoring. When monitoring is " +
+			"unreachable or slower than 2 s the answer is still 200, monitoring_reachable false and every live field " +
+			"null. status filters on the live status; model (catalogue id or repo) keeps the nodes serving it live " +
+			"or caching it.",
 	}, s.listAINodes)
-	Register(s.api, Op{ID: "get-ai-node", Method: http.MethodGet, Path: "/ai/nodes/{hostname}", Tags: tags,
+	Register(s.api, Op{ID: "get-ai-node", Toolset: ToolsetAI, OpenWorld: true, Method: http.MethodGet, Path: "/ai/nodes/{hostname}", Tags: tags,
 		Summary: "Read an AI node", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Roster and live values; reading never fails because monitoring does (live fields null, " +
 			"monitoring_reachable false). 404 ai_node_not_found.",
@@ -108,7 +121,14 @@ func (s *Server) listAINodes(ctx context.Context, in *ListAINodesInput) (*AINode
 	if in.Status != "" {
 		f.Hostnames = hostsWithStatus(snap, in.Status)
 	}
-	page, err := listPage(s, "ai-nodes", nodeListKey{f, in.Status}, in.Limit, in.Cursor,
+	if in.Model != "" {
+		hosts, err := s.hostsWithModel(ctx, snap, in.Model)
+		if err != nil {
+			return nil, err
+		}
+		f.Hostnames = intersectHosts(f.Hostnames, hosts)
+	}
+	page, err := listPage(ctx, s, "ai-nodes", nodeListKey{f, in.Status, in.Model}, in.page(),
 		func(q resources.PageQuery) (resources.Page[resources.AINode], error) {
 			return s.svc.AINodes.ListAINodes(ctx, f, q)
 		},
@@ -117,7 +137,7 @@ func (s *Server) listAINodes(ctx context.Context, in *ListAINodesInput) (*AINode
 		return nil, err
 	}
 	return &AINodeListOutput{Body: AINodePage{Items: page.Body.Items, MonitoringReachable: reachable,
-		NextCursor: page.Body.NextCursor}}, nil
+		NextCursor: page.Body.NextCursor, encoded: page.Body.encoded}}, nil
 }
 
 func (s *Server) getAINode(ctx context.Context, in *AINodeInput) (*AINodeOutput, error) {

@@ -63,11 +63,11 @@ type TokenOutput struct{ Body APIToken }
 var tokenReadKeys = []string{resources.PermAPITokensRead, resources.PermAPITokensAdmin}
 
 func (s *Server) registerTokens() {
-	Register(s.api, Op{ID: "list-api-tokens", Method: http.MethodGet, Path: "/api-tokens", Tags: []string{"API tokens"},
+	Register(s.api, Op{ID: "list-api-tokens", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/api-tokens", Tags: []string{"API tokens"},
 		Summary: "List API tokens", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest},
 		Description: "Metadata of every API token of the installation, id order. Values are never shown.",
 	}, s.listTokens)
-	Register(s.api, Op{ID: "get-api-token", Method: http.MethodGet, Path: "/api-tokens/{token_id}", Tags: []string{"API tokens"},
+	Register(s.api, Op{ID: "get-api-token", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/api-tokens/{token_id}", Tags: []string{"API tokens"},
 		Summary: "Read an API token", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, func(ctx context.Context, in *TokenIDInput) (*TokenOutput, error) {
 		t, err := s.svc.Tokens.GetToken(ctx, parseID(in.TokenID))
@@ -76,10 +76,10 @@ func (s *Server) registerTokens() {
 		}
 		return &TokenOutput{Body: s.tokenView(*t)}, nil
 	})
-	Register(s.api, Op{ID: "list-service-accounts", Method: http.MethodGet, Path: "/service-accounts", Tags: []string{"API tokens"},
+	Register(s.api, Op{ID: "list-service-accounts", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/service-accounts", Tags: []string{"API tokens"},
 		Summary: "List service accounts", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest},
 	}, func(ctx context.Context, in *ListParams) (*ListOutput[ServiceAccount], error) {
-		return listPage(s, "service-accounts", nil, in.Limit, in.Cursor,
+		return listPage(ctx, s, "service-accounts", nil, in.page(),
 			func(q resources.PageQuery) (resources.Page[resources.ServiceAccount], error) {
 				return s.svc.Tokens.ListServiceAccounts(ctx, q)
 			}, serviceAccountView)
@@ -88,7 +88,7 @@ func (s *Server) registerTokens() {
 
 func (s *Server) listTokens(ctx context.Context, in *ListTokensInput) (*ListOutput[APIToken], error) {
 	f := resources.TokenFilter{UserID: parseID(in.UserID), ServiceAccountID: parseID(in.ServiceAccountID), Status: in.Status}
-	return listPage(s, "api-tokens", f, in.Limit, in.Cursor,
+	return listPage(ctx, s, "api-tokens", f, in.page(),
 		func(q resources.PageQuery) (resources.Page[resources.APIToken], error) {
 			return s.svc.Tokens.ListTokens(ctx, f, q)
 		}, s.tokenView)
@@ -99,9 +99,11 @@ func (s *Server) tokenView(t resources.APIToken) APIToken {
 		Scopes: nonNil(t.Scopes), AllowDestroy: t.AllowDestroy, AllowedIPs: []string{},
 		Status: t.Status(s.cfg.Now()), ExpiresAt: t.ExpiresAt.UTC(), ExpiryWarning: optString(t.ExpiryWarning(s.cfg.Now())),
 		RevokedAt: utcPtr(t.RevokedAt), LastUsedAt: utcPtr(t.LastUsedAt), CreatedAt: t.CreatedAt.UTC(), UpdatedAt: t.UpdatedAt.UTC()}
-	v.Owner = TokenOwner{Kind: resources.PrincipalUser, ID: *formatIDPtr(t.UserID)}
-	if t.Kind == resources.TokenKindServiceAccount {
-		v.Owner = TokenOwner{Kind: resources.PrincipalServiceAccount, ID: *formatIDPtr(t.ServiceAccountID)}
+	switch {
+	case t.Kind == resources.TokenKindServiceAccount && t.ServiceAccountID != nil:
+		v.Owner = TokenOwner{Kind: resources.PrincipalServiceAccount, ID: formatID(*t.ServiceAccountID)}
+	case t.UserID != nil:
+		v.Owner = TokenOwner{Kind: resources.PrincipalUser, ID: formatID(*t.UserID)}
 	}
 	for _, p := range t.AllowedIPs {
 		v.AllowedIPs = append(v.AllowedIPs, p.String())

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"github.com/google/go-cmp/cmp"
 	"net/url"
 	"strings"
 	"testing"
@@ -70,5 +71,30 @@ func TestServiceAccounts_ListedWithPermissions(t *testing.T) {
 	items := m["items"].([]any)
 	if len(items) != 1 || items[0].(map[string]any)["name"] != "deployer" {
 		t.Fatalf("accounts: %v", items)
+	}
+}
+
+func TestAPITokens_ServiceAccountTokenListedWithItsOwner(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	ctx := context.Background()
+	if _, err := e.Portal.CreateServiceAccount(ctx, apitest.AdminEmail,
+		resources.NewServiceAccount{Name: "exporter", Permissions: []string{resources.PermAuditRead}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := e.Portal.CreateToken(ctx, apitest.AdminEmail, resources.NewToken{Name: "siem", Days: 30,
+		Scopes: []string{resources.PermAuditRead}, ServiceAccount: "exporter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := e.Token(resources.PermAPITokensRead)
+	for _, path := range []string{"/api/v1/api-tokens", "/api/v1/api-tokens/" + formatInt(sa.Token.ID)} {
+		r := e.Do("GET", path, tok, nil)
+		if r.Status != 200 {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+	}
+	got := e.Do("GET", "/api/v1/api-tokens/"+formatInt(sa.Token.ID), tok, nil).JSON(t)["owner"]
+	if diff := cmp.Diff(map[string]any{"kind": "service_account", "id": "1"}, got); diff != "" {
+		t.Fatalf("owner (-want +got)\n%s", diff)
 	}
 }

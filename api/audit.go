@@ -27,19 +27,25 @@ type AuditEvent struct {
 
 // ListAuditInput filters the audit log.
 type ListAuditInput struct {
-	Limit      int       `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Page size, 1 to 500."`
-	Cursor     string    `query:"cursor" maxLength:"2048" doc:"The next_cursor of the previous page; opaque."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"500" default:"50" doc:"Page size, 1 to 500."`
+	Cursor string `query:"cursor" maxLength:"2048" doc:"next_cursor of the previous page."`
+	FieldsParam
 	Actor      string    `query:"actor" maxLength:"320" doc:"Exact actor"`
 	Action     string    `query:"action" maxLength:"120" doc:"Exact action"`
 	EntityType string    `query:"entity_type" maxLength:"120" doc:"Exact entity type"`
 	EntityID   string    `query:"entity_id" maxLength:"200" doc:"Exact entity id"`
-	Since      time.Time `query:"since" doc:"Only events at or after this moment (RFC 3339)"`
-	Until      time.Time `query:"until" doc:"Only events before this moment (RFC 3339)"`
+	Since      time.Time `query:"since" maxLength:"40" doc:"Only events at or after this moment (RFC 3339)"`
+	Until      time.Time `query:"until" maxLength:"40" doc:"Only events before this moment (RFC 3339)"`
+}
+
+// page returns the paging arguments of the audit log.
+func (in ListAuditInput) page() pageArgs {
+	return pageArgs{Limit: in.Limit, Cursor: in.Cursor, Fields: in.Fields}
 }
 
 // AuditEventIDInput names one event.
 type AuditEventIDInput struct {
-	EventID string `path:"event_id" pattern:"^[1-9][0-9]{0,17}$"`
+	EventID string `path:"event_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Audit event id"`
 }
 
 // AuditEventOutput is one event.
@@ -48,31 +54,40 @@ type AuditEventOutput struct{ Body AuditEvent }
 var auditKeys = []string{resources.PermAuditRead}
 
 func (s *Server) registerAudit() {
-	Register(s.api, Op{ID: "list-audit-events", Method: http.MethodGet, Path: "/audit-events", Tags: []string{"Audit"},
+	Register(s.api, Op{ID: "list-audit-events", Toolset: ToolsetAudit, Method: http.MethodGet, Path: "/audit-events", Tags: []string{"Audit"},
 		Summary: "List audit events", Permissions: auditKeys, Errors: []int{http.StatusBadRequest},
-		Description: "Recorded changes, newest first (by occurred_at, then id). Filters are exact and combine.",
+		Description: "Recorded changes, newest first (by occurred_at, then id). Filters are exact and combine. " +
+			"Licence serials (entity type licence) are masked unless the caller holds licence-admin-global; " +
+			"entity_id then matches the masked form.",
 	}, s.listAudit)
-	Register(s.api, Op{ID: "get-audit-event", Method: http.MethodGet, Path: "/audit-events/{event_id}", Tags: []string{"Audit"},
+	Register(s.api, Op{ID: "get-audit-event", Toolset: ToolsetAudit, Method: http.MethodGet, Path: "/audit-events/{event_id}", Tags: []string{"Audit"},
 		Summary: "Read an audit event", Permissions: auditKeys, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, func(ctx context.Context, in *AuditEventIDInput) (*AuditEventOutput, error) {
 		e, err := s.svc.Audit.GetAuditEvent(ctx, parseID(in.EventID))
 		if err != nil {
 			return nil, err
 		}
-		return &AuditEventOutput{Body: auditView(*e)}, nil
+		return &AuditEventOutput{Body: auditView(*e, !holdsLicenceAdmin(ctx))}, nil
 	})
 }
 
 func (s *Server) listAudit(ctx context.Context, in *ListAuditInput) (*ListOutput[AuditEvent], error) {
+	mask := !holdsLicenceAdmin(ctx)
 	f := resources.AuditFilter{Actor: in.Actor, Action: in.Action, EntityType: in.EntityType, EntityID: in.EntityID,
-		Since: timePtr(in.Since), Until: timePtr(in.Until)}
-	return listPage(s, "audit-events", f, in.Limit, in.Cursor,
+		Since: timePtr(in.Since), Until: timePtr(in.Until), MaskLicenceSerials: mask}
+	return listPage(ctx, s, "audit-events", f, in.page(),
 		func(q resources.PageQuery) (resources.Page[resources.AuditEvent], error) {
 			return s.svc.Audit.ListAuditEvents(ctx, f, q)
-		}, auditView)
+		}, func(e resources.AuditEvent) AuditEvent { return auditView(e, mask) })
 }
 
-func auditView(e resources.AuditEvent) AuditEvent {
+// auditView shows an event; maskSerial masks the serial that is the entity
+// id of a licence event (a caller without licence-admin-global).
+func auditView(e resources.AuditEvent, maskSerial bool) AuditEvent {
+	if maskSerial && e.EntityType == resources.EntityTypeLicence && e.EntityID != nil {
+		masked := resources.MaskSerial(*e.EntityID)
+		e.EntityID = &masked
+	}
 	return AuditEvent{ID: formatID(e.ID), OccurredAt: e.OccurredAt.UTC(), Actor: e.Actor, Action: e.Action,
 		EntityType: e.EntityType, EntityID: e.EntityID, AuthKind: e.AuthKind, TokenID: e.TokenID,
 		RequestID: e.RequestID, SourceIP: e.SourceIP, BeforeState: jsonObject(e.BeforeState), AfterState: jsonObject(e.AfterState)}

@@ -14,25 +14,38 @@ import (
 // touchInterval bounds how often a token's last use is written.
 const touchInterval = time.Minute
 
+// touchTimeout bounds the write of a token's last use.
+const touchTimeout = 2 * time.Second
+
 // Authenticator turns an Authorization header into a checked credential. It is
 // the one place tokens are verified, for REST and MCP alike.
 type Authenticator struct {
-	pepper  resources.Pepper
-	creds   resources.Credentials
-	now     func() time.Time
-	logger  *slog.Logger
-	mu      sync.Mutex
-	touched map[int64]time.Time // token id → last recorded use
+	pepper   resources.Pepper
+	creds    resources.Credentials
+	now      func() time.Time
+	logger   *slog.Logger
+	cache    *CredentialCache // nil: every request reads PostgreSQL
+	mu       sync.Mutex
+	touched  map[int64]time.Time // token id → last recorded use
+	failures *failureLimit
 }
 
 // NewAuthenticator builds an Authenticator; an unconfigured pepper makes
-// every authentication answer 503 api_tokens_unconfigured.
-func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now func() time.Time, logger *slog.Logger) *Authenticator {
-	return &Authenticator{pepper: pepper, creds: creds, now: now, logger: logger, touched: map[int64]time.Time{}}
+// every authentication answer 503 api_tokens_unconfigured. failures counts
+// failed authentications per client address (nil: in-process,
+// AuthFailuresPerMinute per address).
+func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now func() time.Time,
+	logger *slog.Logger, failures RateLimiter) *Authenticator {
+	if failures == nil {
+		failures = NewLocalLimiter(AuthFailuresPerMinute, now)
+	}
+	return &Authenticator{pepper: pepper, creds: creds, now: now, logger: logger, touched: map[int64]time.Time{},
+		failures: newFailureLimit(failures, now)}
 }
 
 // Authenticate checks the bearer token in header for a client at addr. It
-// rejects a malformed token or a wrong checksum before any lookup.
+// rejects a malformed token or a wrong checksum before any lookup, and an
+// address that failed too often (429 rate_limited) before any lookup too.
 func (a *Authenticator) Authenticate(ctx context.Context, header string, addr netip.Addr) (*resources.Credential, error) {
 	if !a.pepper.Configured() {
 		return nil, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
@@ -47,16 +60,43 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 	if _, ok := resources.ParseTokenKind(token); !ok {
 		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is malformed")
 	}
-	cred, err := a.creds.CredentialByHash(ctx, a.pepper.Hash(token))
-	if err != nil {
+	if err := a.failures.check(addr); err != nil {
 		return nil, err
 	}
+	cred, err := a.lookup(ctx, a.pepper.Hash(token))
 	now := a.now()
-	if err := cred.Check(now, addr); err != nil {
+	if err == nil {
+		err = cred.Check(now, addr)
+	}
+	if err != nil {
+		if e, ok := resources.AsError(err); ok && e.Kind == resources.KindUnauthorized {
+			a.failures.failed(ctx, addr)
+		}
 		return nil, err
 	}
 	cred.Address = addr
+	noteToken(ctx, cred.Token.ID)
 	a.touch(ctx, cred, now)
+	return cred, nil
+}
+
+// lookup resolves a token hash: from the credential cache when it holds a
+// fresh entry, else from the database (and then cached). A load that an
+// invalidation overtook is used for this request but not kept.
+func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*resources.Credential, error) {
+	if a.cache == nil {
+		return a.creds.CredentialByHash(ctx, hash)
+	}
+	key := string(hash)
+	if cred, ok := a.cache.get(key); ok {
+		return cred, nil
+	}
+	gen, loaded := a.cache.generation(), a.cache.now()
+	cred, err := a.creds.CredentialByHash(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	a.cache.put(key, cred, gen, loaded)
 	return cred, nil
 }
 
@@ -77,7 +117,10 @@ func (a *Authenticator) touch(ctx context.Context, cred *resources.Credential, n
 	if fresh {
 		return
 	}
-	if err := a.creds.TouchToken(context.WithoutCancel(ctx), id, now); err != nil {
+	// Not cut short by a client hanging up, but never holding a request long.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), touchTimeout)
+	defer cancel()
+	if err := a.creds.TouchToken(tctx, id, now); err != nil {
 		loggerFrom(ctx, a.logger).Warn("recording token use failed", "token_id", id, "error", err)
 	}
 }

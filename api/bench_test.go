@@ -14,7 +14,11 @@ import (
 
 // benchGet measures one authenticated GET through the whole stack: real
 // HTTP on loopback, the gate, token lookup in PostgreSQL, and the handler.
-func benchGet(b *testing.B, path string) {
+func benchGet(b *testing.B, path string) { benchGetEach(b, func(int) string { return path }) }
+
+// benchGetEach is benchGet with a path per request (n counts requests of
+// one goroutine), so distinct statements reach the database.
+func benchGetEach(b *testing.B, path func(n int) string) {
 	e := apitest.New(b, apitest.Options{Limiter: api.NewLocalLimiter(1<<30, nil)})
 	seedAI(b, e)
 	tok := e.Token(resources.PermAuditRead, resources.PermAPITokensRead, resources.PermAIRead)
@@ -22,8 +26,10 @@ func benchGet(b *testing.B, path string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		n := 0
 		for pb.Next() {
-			req, _ := http.NewRequest("GET", e.HTTP.URL+path, nil)
+			n++
+			req, _ := http.NewRequest("GET", e.HTTP.URL+path(n), nil)
 			req.Header.Set("Authorization", "Bearer "+tok)
 			res, err := client.Do(req)
 			if err != nil {
@@ -84,4 +90,10 @@ func seedAI(b *testing.B, e *apitest.Env) {
 	for i := 1; i <= 20; i++ {
 		e.Monitor.Set(fmt.Sprintf("gpu-%d", i), resources.NodeLive{Online: &on})
 	}
+}
+
+// BenchmarkGetAIModel measures GET /ai/models/{id}: the row and its node
+// caches, a different row each time (of 200).
+func BenchmarkGetAIModel(b *testing.B) {
+	benchGetEach(b, func(n int) string { return fmt.Sprintf("/api/v1/ai/models/%d", 1+n%200) })
 }

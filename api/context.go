@@ -18,8 +18,10 @@ const (
 	keyRequestID ctxKey = iota
 	keyCredential
 	keyMCPTool
-	keyLogger
 	keyLease
+	keyReplayForm
+	keyBudget
+	keyAuthenticated
 )
 
 // RequestIDHeader carries the request id in and out.
@@ -43,6 +45,20 @@ func WithMCPTool(ctx context.Context, tool string) context.Context {
 func MCPTool(ctx context.Context) string {
 	s, _ := ctx.Value(keyMCPTool).(string)
 	return s
+}
+
+// WithAuthenticated carries a credential that Authenticator.Authenticate
+// has just checked into an in-process request (an MCP tool call's GET), so
+// the request is not authenticated a second time; the permission, destroy
+// and rate checks still run on it. Only adapters in this process call it.
+func WithAuthenticated(ctx context.Context, cred *resources.Credential) context.Context {
+	return context.WithValue(ctx, keyAuthenticated, cred)
+}
+
+// authenticatedFrom returns the credential set by WithAuthenticated, or nil.
+func authenticatedFrom(ctx context.Context) *resources.Credential {
+	c, _ := ctx.Value(keyAuthenticated).(*resources.Credential)
+	return c
 }
 
 // CredentialFrom returns the authenticated caller of the request.
@@ -70,10 +86,12 @@ func ActorFrom(ctx context.Context) resources.Actor {
 	return a
 }
 
-// loggerFrom returns the request-scoped logger (with the request id).
+// loggerFrom returns the logger for ctx: fallback carrying the request id
+// once, when ctx belongs to a request. It is made when a line is logged, not
+// for every request (the access line adds the id itself).
 func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
-	if l, ok := ctx.Value(keyLogger).(*slog.Logger); ok {
-		return l
+	if id := RequestID(ctx); id != "" {
+		return fallback.With("request_id", id)
 	}
 	return fallback
 }
@@ -81,7 +99,7 @@ func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
 // requestIDMiddleware keeps the caller's X-Request-ID when it is 1–64 of
 // letters, digits, '.', '_', ':', '-', else makes one; an in-process MCP
 // call inherits the id of its POST /mcp. The id is echoed on every response.
-func requestIDMiddleware(logger *slog.Logger) func(http.Handler) http.Handler {
+func requestIDMiddleware() func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id := RequestID(r.Context())
@@ -90,9 +108,7 @@ func requestIDMiddleware(logger *slog.Logger) func(http.Handler) http.Handler {
 				if !requestIDPattern.MatchString(id) {
 					id = "req_" + rand.Text()[:20]
 				}
-				ctx := context.WithValue(r.Context(), keyRequestID, id)
-				ctx = context.WithValue(ctx, keyLogger, logger.With("request_id", id))
-				r = r.WithContext(ctx)
+				r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
 			}
 			w.Header().Set(RequestIDHeader, id)
 			next.ServeHTTP(w, r)

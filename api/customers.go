@@ -38,6 +38,7 @@ type Customer struct {
 	CreatedAt           time.Time           `json:"created_at"`
 	UpdatedAt           time.Time           `json:"updated_at"`
 	VCSStatus           Nullable[VCSStatus] `json:"vcs_status,omitzero" doc:"With include=vcs_status: the group looked up live; null when the code host cannot be reached"`
+	ProjectCount        *int                `json:"project_count,omitempty" doc:"With include=project_count (lists): the customer's projects, retired included"`
 	Warnings            []Warning           `json:"warnings,omitempty" doc:"Later steps that did not complete"`
 }
 
@@ -93,7 +94,7 @@ func customerView(c resources.Customer) Customer {
 	return Customer{ID: formatID(c.ID), ShortName: c.ShortName, LongName: c.LongName, VCSGroup: c.VCSGroup,
 		PrimaryContactEmail: c.PrimaryContactEmail, PrimaryContactName: c.PrimaryContactName, BillingTier: c.BillingTier,
 		CustomerIndex: c.CustomerIndex, DefaultEmailTier: c.DefaultEmailTier, Edition: c.Edition, Notes: c.Notes,
-		Status: c.Status, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+		Status: c.Status, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), ProjectCount: c.ProjectCount}
 }
 
 // Inputs and outputs of the customer operations.
@@ -102,7 +103,8 @@ type (
 		ListParams
 		ShortName string `query:"short_name" maxLength:"16" doc:"Exact short name"`
 		VCSGroup  string `query:"vcs_group" maxLength:"30" doc:"Exact code-host group"`
-		Status    string `query:"status" enum:"active,suspended,archived"`
+		Status    string `query:"status" enum:"active,suspended,archived" doc:"Customer status"`
+		Include   string `query:"include" enum:"project_count" doc:"project_count: each item carries project_count, its projects (retired included)"`
 	}
 	CustomerIDInput struct {
 		CustomerID string `path:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Customer id"`
@@ -134,29 +136,31 @@ var (
 
 func (s *Server) registerCustomers() {
 	tags := []string{"Customers"}
-	Register(s.api, Op{ID: "list-customers", Method: http.MethodGet, Path: "/customers", Tags: tags,
+	Register(s.api, Op{ID: "list-customers", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/customers", Tags: tags,
 		Summary: "List customers", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest},
-		Description: "Customers in id order, archived included; filters are exact and combine. Never contacts the code host.",
+		Description: "Customers in id order, archived included; filters are exact and combine. include=project_count " +
+			"adds each customer's number of projects. Never contacts the code host.",
 	}, s.listCustomers)
-	Register(s.api, Op{ID: "get-customer", Method: http.MethodGet, Path: "/customers/{customer_id}", Tags: tags,
+	Register(s.api, Op{ID: "get-customer", Toolset: ToolsetTenancy, OpenWorld: true, Method: http.MethodGet, Path: "/customers/{customer_id}", Tags: tags,
 		Summary: "Read a customer", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Archived customers included. With include=vcs_status the code-host group is looked up live " +
-			"(read-only); when the code host cannot be reached vcs_status is null and a warning vcs_status_unavailable says so.",
+		Description: "Archived customers included. include=vcs_status looks the code-host group up live; an " +
+			"unreachable code host gives vcs_status null and the warning vcs_status_unavailable.",
 	}, s.getCustomer)
-	Register(s.api, Op{ID: "create-customer", Method: http.MethodPost, Path: "/customers", Tags: tags, Status: http.StatusCreated,
+	Register(s.api, Op{ID: "create-customer", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/customers", Tags: tags, Status: http.StatusCreated,
+		Limit:   resources.LimitCustomers,
 		Summary: "Create a customer", Permissions: tenancyWrite, Idempotent: true,
 		Errors: []int{http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Creates the customer and its primary tenant (slug = vcs_group) in one transaction, then creates or " +
 			"adopts the code-host group. A code-host failure is a warning (vcs_group_failed), never an error. 409 codes: " +
 			"customer_index_taken, short_name_taken, vcs_group_taken, vcs_group_collision, customer_index_exhausted.",
 	}, s.createCustomer)
-	Register(s.api, Op{ID: "patch-customer", Method: http.MethodPatch, Path: "/customers/{customer_id}", Tags: tags,
+	Register(s.api, Op{ID: "patch-customer", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/customers/{customer_id}", Tags: tags,
 		Summary: "Change a customer (JSON Merge Patch)", Permissions: tenancyWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Only the members sent change. Frozen: customer_index, short_name, vcs_group, edition (current value " +
 			"accepted, another is 422 immutable_field). Only notes may be null. An archived customer is 409 customer_archived.",
 	}, s.patchCustomer)
-	Register(s.api, Op{ID: "archive-customer", Method: http.MethodDelete, Path: "/customers/{customer_id}", Tags: tags,
+	Register(s.api, Op{ID: "archive-customer", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/customers/{customer_id}", Tags: tags,
 		Summary: "Archive a customer", Permissions: tenancyWrite, Destroy: true, Status: http.StatusNoContent,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Archives (never deletes) a customer without projects, retired ones included (else 409 " +
@@ -166,8 +170,9 @@ func (s *Server) registerCustomers() {
 }
 
 func (s *Server) listCustomers(ctx context.Context, in *ListCustomersInput) (*ListOutput[Customer], error) {
-	f := resources.CustomerFilter{ShortName: in.ShortName, VCSGroup: in.VCSGroup, Status: in.Status}
-	return listPage(s, "customers", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.Customer], error) {
+	f := resources.CustomerFilter{ShortName: in.ShortName, VCSGroup: in.VCSGroup, Status: in.Status,
+		WithProjectCount: in.Include == "project_count"}
+	return listPage(ctx, s, "customers", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.Customer], error) {
 		return s.svc.Customers.ListCustomers(ctx, f, q)
 	}, customerView)
 }

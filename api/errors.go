@@ -33,7 +33,7 @@ func (s *Server) stampProblem(ctx huma.Context, _ string, v any) (any, error) {
 	id := RequestID(ctx.Context())
 	u := ctx.URL()
 	p.finish(u.Path, id)
-	p.log(loggerFrom(ctx.Context(), s.cfg.Logger), id)
+	p.log(ctx.Context(), loggerFrom(ctx.Context(), s.cfg.Logger))
 	p.headers(ctx.SetHeader)
 	return p, nil
 }
@@ -42,7 +42,7 @@ func (s *Server) stampProblem(ctx huma.Context, _ string, v any) (any, error) {
 func (s *Server) writeHuma(ctx huma.Context, err error) {
 	p, ok := asProblem(err)
 	if !ok {
-		p = &Problem{Status: http.StatusInternalServerError, cause: err}
+		p = faultProblem(err)
 	}
 	_ = huma.WriteErr(s.api, ctx, p.Status, p.Detail, p)
 }
@@ -62,11 +62,11 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) ProblemFor(r *http.Request, err error) *Problem {
 	p, ok := asProblem(err)
 	if !ok {
-		p = &Problem{Status: http.StatusInternalServerError, cause: err}
+		p = faultProblem(err)
 	}
 	id := RequestID(r.Context())
 	p.finish(r.URL.Path, id)
-	p.log(loggerFrom(r.Context(), s.cfg.Logger), id)
+	p.log(r.Context(), loggerFrom(r.Context(), s.cfg.Logger))
 	return p
 }
 

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -10,8 +12,18 @@ import (
 	"platformapi/resources"
 )
 
-// settingsTTL bounds how stale the API on/off switch can be on a replica.
-const settingsTTL = 500 * time.Millisecond
+// The API on/off switch is cached per replica and re-read when older than
+// settingsTTL. A request waits for that read at most settingsFreshWait
+// (counted from the read's start), then is answered with the last value read
+// while the read goes on in the background, for up to settingsMaxStale: a
+// slow or locked database never holds requests up for the switch. Without a
+// value that fresh, a request waits at most settingsWait, then answers 503.
+const (
+	settingsTTL       = 500 * time.Millisecond
+	settingsFreshWait = 100 * time.Millisecond
+	settingsMaxStale  = 10 * time.Second
+	settingsWait      = 2 * time.Second
+)
 
 // DefaultNetworks are the client networks the API answers when none are
 // configured: loopback and the private ranges.
@@ -27,23 +39,92 @@ type apiSwitch struct {
 	now      func() time.Time
 	mu       sync.Mutex
 	enabled  bool
-	readAt   time.Time
+	readAt   time.Time     // when enabled was read; zero: never
+	pending  chan struct{} // closed when the running refresh ends; nil: none runs
+	started  time.Time     // wall-clock start of the running refresh
+	lastErr  error         // the last refresh's failure
 }
 
-// Enabled reads the switch, from the database at most every settingsTTL.
+// Enabled answers the switch: from the cache when fresh, else after the
+// bounded wait for a (background) refresh described above.
 func (s *apiSwitch) Enabled(ctx context.Context) (bool, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if !s.readAt.IsZero() && now.Sub(s.readAt) < settingsTTL {
+	age := s.now().Sub(s.readAt)
+	if !s.readAt.IsZero() && age < settingsTTL {
+		defer s.mu.Unlock()
 		return s.enabled, nil
 	}
-	st, err := s.settings.Settings(ctx)
-	if err != nil {
-		return false, err
+	done := s.refresh()
+	wait := settingsWait
+	if !s.readAt.IsZero() && age < settingsMaxStale {
+		wait = settingsFreshWait - time.Since(s.started)
 	}
-	s.enabled, s.readAt = st.APIEnabled, now
-	return s.enabled, nil
+	s.mu.Unlock()
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.readAt.IsZero() && s.now().Sub(s.readAt) < settingsMaxStale {
+		return s.enabled, nil
+	}
+	return false, cmp.Or(s.lastErr, errors.New("reading the API switch takes too long"))
+}
+
+// refresh starts one background read of the switch unless one runs, and
+// returns the channel closed when it ends. s.mu is held.
+func (s *apiSwitch) refresh() <-chan struct{} {
+	if s.pending != nil {
+		return s.pending
+	}
+	done := make(chan struct{})
+	s.pending, s.started = done, time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), settingsMaxStale)
+		defer cancel()
+		st, err := s.settings.Settings(ctx)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.lastErr = err; err == nil {
+			s.enabled, s.readAt = st.APIEnabled, s.now()
+		}
+		s.pending = nil
+		close(done)
+	}()
+	return done
+}
+
+// invalidate makes the next request read the switch from the database.
+func (s *apiSwitch) invalidate() {
+	s.mu.Lock()
+	s.readAt = time.Time{}
+	s.mu.Unlock()
+}
+
+// Changed applies one event of the change feed: cached credentials the
+// change touches are dropped, and an API switch is read again at once.
+func (s *Server) Changed(ch resources.Change) {
+	if ch.Kind == resources.ChangeAPISwitch {
+		s.apiSwitch.invalidate()
+	}
+	if s.cfg.CredentialCache != nil {
+		s.cfg.CredentialCache.Changed(ch)
+	}
+}
+
+// Resync drops everything cached from the database, for when the change
+// feed may have missed events (the shared cache was unreachable).
+func (s *Server) Resync() {
+	s.apiSwitch.invalidate()
+	if s.cfg.CredentialCache != nil {
+		s.cfg.CredentialCache.Flush("resync")
+	}
 }
 
 // gateMiddleware answers 404 not_found, exactly as an unknown path, to a
@@ -52,6 +133,10 @@ func (s *Server) gateMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.allowedNetwork(ClientAddr(r.RemoteAddr)) {
 			s.notFound(w, r)
+			return
+		}
+		if operabilityPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
 			return
 		}
 		on, err := s.apiSwitch.Enabled(r.Context())
@@ -68,8 +153,25 @@ func (s *Server) gateMiddleware(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) allowedNetwork(addr netip.Addr) bool {
-	for _, p := range s.cfg.Networks {
+func (s *Server) allowedNetwork(addr netip.Addr) bool { return inNetworks(s.cfg.Networks, addr) }
+
+// NetworkGate serves h only to clients in networks (nil: DefaultNetworks);
+// others get a bare 404, for listeners beside the API's (--metrics-addr).
+func NetworkGate(networks []netip.Prefix, h http.Handler) http.Handler {
+	if networks == nil {
+		networks = DefaultNetworks
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !inNetworks(networks, ClientAddr(r.RemoteAddr)) {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func inNetworks(networks []netip.Prefix, addr netip.Addr) bool {
+	for _, p := range networks {
 		if p.Contains(addr) {
 			return true
 		}

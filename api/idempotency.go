@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -26,6 +27,10 @@ const (
 
 var idempotencyKeyPattern = regexp.MustCompile(`^[!-~]{1,255}$`)
 
+// validIdempotencyKey reports whether key is 1 to 255 printable ASCII
+// characters without spaces.
+func validIdempotencyKey(key string) bool { return idempotencyKeyPattern.MatchString(key) }
+
 // replayedHeaders are the response headers kept with a stored answer.
 var replayedHeaders = []string{"Content-Type", "Location", "Accept-Post", "Accept-Patch", "Retry-After"}
 
@@ -35,6 +40,23 @@ var replayedHeaders = []string{"Content-Type", "Location", "Accept-Post", "Accep
 func LeaseFrom(ctx context.Context) *resources.Lease {
 	l, _ := ctx.Value(keyLease).(*resources.Lease)
 	return l
+}
+
+// replayForm holds what a keyed request's answer is stored as, when the
+// handler chose a form other than the answer it sent.
+type replayForm struct {
+	body any
+}
+
+// StoreForReplay makes body (encoded as JSON) the stored answer of a keyed
+// request instead of the answer sent now; status and headers stay the
+// sent ones. A handler whose first answer holds something that must never be
+// kept or repeated (a secret value shown once) stores a form without it.
+// Outside a keyed request it does nothing.
+func StoreForReplay(ctx context.Context, body any) {
+	if f, ok := ctx.Value(keyReplayForm).(*replayForm); ok {
+		f.body = body
+	}
 }
 
 // idempotency runs a keyed request of an Idempotent operation at most once
@@ -50,42 +72,95 @@ func (s *Server) idempotency(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	key := strings.Join(values, ",")
-	if !idempotencyKeyPattern.MatchString(key) {
+	if !validIdempotencyKey(key) {
 		s.writeHuma(ctx, &resources.Error{Kind: resources.KindBadRequest, Code: resources.CodeInvalidIdempotencyKey,
 			Field: IdempotencyKeyHeader, Detail: "Idempotency-Key must be 1 to 255 printable characters without spaces"})
 		return
 	}
-	body, err := io.ReadAll(ctx.BodyReader())
+	body, err := io.ReadAll(boundedBody(ctx))
 	if err != nil {
-		s.writeHuma(ctx, &Problem{Status: http.StatusBadRequest, Code: CodeMalformedBody, Detail: "the body could not be read"})
+		s.writeHuma(ctx, BodyReadError(err))
 		return
 	}
 	cred := CredentialFrom(ctx.Context())
-	begun, err := s.svc.Idempotency.Begin(ctx.Context(), resources.IdempotencyRequest{
-		Account: cred.Owner.Kind + ":" + formatID(cred.Owner.ID), Key: key, Fingerprint: fingerprint(ctx, body)})
+	req := resources.IdempotencyRequest{Account: cred.Owner.Kind + ":" + formatID(cred.Owner.ID), Key: key,
+		Fingerprint: fingerprint(ctx, body)}
+	if op.KeyAtCommit && s.runKeyAtCommit(ctx, body, req, next) {
+		return
+	}
+	begun, err := s.svc.Idempotency.Begin(ctx.Context(), req)
 	switch {
 	case err != nil:
 		s.writeHuma(ctx, err)
 	case begun.Replay != nil:
+		s.metrics.replays.Inc()
 		replay(ctx, begun.Replay)
 	default:
 		s.runLeased(ctx, body, begun.Lease, next)
 	}
 }
 
+// boundedBody reads at most the operation's MaxBodyBytes: a longer body is
+// cut there, and Huma's own read of that many bytes then answers 413, so a
+// keyed request is never buffered beyond the limit.
+func boundedBody(ctx huma.Context) io.Reader {
+	if max := ctx.Operation().MaxBodyBytes; max > 0 {
+		return io.LimitReader(ctx.BodyReader(), max)
+	}
+	return ctx.BodyReader()
+}
+
 // runLeased runs the handler with the lease, capturing its answer to store.
 func (s *Server) runLeased(ctx huma.Context, body []byte, lease *resources.Lease, next func(huma.Context)) {
-	rec := &recordingContext{humaContext: huma.WithValue(ctx, keyLease, lease), body: body}
+	form := &replayForm{}
+	rec := &recordingContext{humaContext: huma.WithValue(huma.WithValue(ctx, keyLease, lease), keyReplayForm, form),
+		body: body}
+	defer func() {
+		if v := recover(); v != nil { // a panic is a 5xx: free the key, then let the recoverer answer
+			s.endLease(ctx, lease, 0, nil)
+			panic(v)
+		}
+	}()
 	next(rec)
-	status := rec.Status()
+	stored, ok := s.formToStore(ctx, rec.out.Bytes(), form)
+	if !ok {
+		s.endLease(ctx, lease, 0, nil)
+		return
+	}
+	s.endLease(ctx, lease, rec.Status(), stored)
+}
+
+// formToStore is what a keyed request's answer is stored as: the bytes
+// sent, or the form the handler gave for replays (a secret left out);
+// false when that form cannot be encoded (logged).
+func (s *Server) formToStore(ctx huma.Context, sent []byte, form *replayForm) ([]byte, bool) {
+	if form.body == nil {
+		return sent, true
+	}
+	var buf bytes.Buffer
+	if err := huma.DefaultJSONFormat.Marshal(&buf, form.body); err != nil {
+		loggerFrom(ctx.Context(), s.cfg.Logger).Error("encoding the answer to store failed", "error", err)
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// endLease stores an answer below 500 for replay, or releases the key after
+// a 5xx (or no answer) so a retry runs again from its recovery point. An
+// answer the store already kept in the business transaction (see
+// keepAnswerInTx) is not stored again.
+func (s *Server) endLease(ctx huma.Context, lease *resources.Lease, status int, body []byte) {
 	detached := context.WithoutCancel(ctx.Context())
 	var err error
 	if status >= 500 || status == 0 {
 		err = s.svc.Idempotency.Release(detached, lease)
 	} else {
 		_, w := humachi.Unwrap(ctx)
-		err = s.svc.Idempotency.Finish(detached, lease, resources.StoredResponse{Status: status,
-			Header: keptHeaders(w.Header()), Body: rec.out.Bytes()})
+		answer := resources.StoredResponse{Status: status, Header: keptHeaders(w.Header()), Body: body}
+		if lease.Stored != nil && sameAnswer(*lease.Stored, answer) {
+			return
+		}
+		err = s.svc.Idempotency.Finish(detached, lease, answer)
 	}
 	if err != nil {
 		loggerFrom(ctx.Context(), s.cfg.Logger).Error("storing the idempotent answer failed", "error", err)
@@ -119,6 +194,44 @@ func replay(ctx huma.Context, r *resources.StoredResponse) {
 	ctx.SetHeader(ReplayedHeader, "true")
 	ctx.SetStatus(r.Status)
 	_, _ = ctx.BodyWriter().Write(r.Body)
+}
+
+// sameAnswer reports whether a and b are the same status, kept headers and
+// body bytes.
+func sameAnswer(a, b resources.StoredResponse) bool {
+	return a.Status == b.Status && bytes.Equal(a.Body, b.Body) &&
+		maps.EqualFunc(a.Header, b.Header, slices.Equal[[]string])
+}
+
+// keepAnswerInTx lets the store keep a keyed request's answer in its
+// business transaction, beside the recovery point, instead of storing it
+// after the request (one round trip and one commit less). answer builds
+// from the committed result what the handler then answers: the Location
+// ("" for none) and the body, sent as JSON with status. When the answer
+// actually sent differs (another media type was negotiated, the handler
+// changed it), the middleware stores the sent one as before. Outside a
+// keyed request it does nothing.
+func keepAnswerInTx[R any](ctx context.Context, status int, answer func(R) (location string, body any)) {
+	l := LeaseFrom(ctx)
+	if l == nil {
+		return
+	}
+	l.Answer = func(result any) (resources.StoredResponse, bool) {
+		r, ok := result.(R)
+		if !ok {
+			return resources.StoredResponse{}, false
+		}
+		location, body := answer(r)
+		var buf bytes.Buffer
+		if err := huma.DefaultJSONFormat.Marshal(&buf, body); err != nil {
+			return resources.StoredResponse{}, false
+		}
+		h := map[string][]string{"Content-Type": {"application/json"}}
+		if location != "" {
+			h["Location"] = []string{location}
+		}
+		return resources.StoredResponse{Status: status, Header: h, Body: buf.Bytes()}, true
+	}
 }
 
 func keptHeaders(h http.Header) map[string][]string {

@@ -50,30 +50,33 @@ type PermissionItem struct {
 	TokenAllowed bool   `json:"token_allowed" doc:"Whether the key can be put on an API token"`
 }
 
+// listKey is the key a member selection always keeps: the permission key.
+func (PermissionItem) listKey() []string { return []string{"key"} }
+
 // EmptyInput is the input of operations without parameters.
 type EmptyInput struct{}
 
 func (s *Server) registerMeta() {
-	Register(s.api, Op{ID: "get-whoami", Method: http.MethodGet, Path: "/whoami", Tags: []string{"Meta"},
+	Register(s.api, Op{ID: "get-whoami", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/whoami", Tags: []string{"Meta"},
 		Summary:     "Who is calling",
 		Description: "The calling principal, how it authenticated, its effective scopes and its token's expiry.",
 	}, s.whoami)
-	Register(s.api, Op{ID: "get-meta", Method: http.MethodGet, Path: "/meta", Tags: []string{"Meta"},
+	Register(s.api, Op{ID: "get-meta", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/meta", Tags: []string{"Meta"},
 		Summary: "API and platform version",
 	}, func(context.Context, *EmptyInput) (*MetaOutput, error) {
 		out := &MetaOutput{}
 		out.Body.APIVersion, out.Body.PlatformVersion = resources.APIVersion, resources.PlatformVersion
 		return out, nil
 	})
-	Register(s.api, Op{ID: "list-permissions", Method: http.MethodGet, Path: "/permissions", Tags: []string{"Meta"},
+	Register(s.api, Op{ID: "list-permissions", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/permissions", Tags: []string{"Meta"},
 		Summary:     "Every permission key",
 		Description: "Every permission key and whether it can be put on a token. Not paginated: next_cursor is always null.",
-	}, func(context.Context, *EmptyInput) (*ListOutput[PermissionItem], error) {
-		out := &ListOutput[PermissionItem]{}
+	}, func(ctx context.Context, in *FieldsParam) (*ListOutput[PermissionItem], error) {
+		var items []PermissionItem
 		for _, p := range resources.Permissions() {
-			out.Body.Items = append(out.Body.Items, PermissionItem{Key: p.Key, Description: p.Description, TokenAllowed: p.TokenAllowed})
+			items = append(items, PermissionItem{Key: p.Key, Description: p.Description, TokenAllowed: p.TokenAllowed})
 		}
-		return out, nil
+		return staticList(ctx, items, in.Fields)
 	})
 }
 

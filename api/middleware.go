@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"mime"
 	"net/http"
 	"slices"
@@ -14,21 +15,30 @@ import (
 )
 
 // guard runs before every operation: authentication, rate limit, permission
-// and destroy checks, in that order. The credential is put in the context.
+// and destroy checks, in that order (none for a public operation). The
+// credential is put in the context.
 func (s *Server) guard(ctx huma.Context, next func(huma.Context)) {
 	op, _ := opOf(ctx.Operation())
-	cred, err := s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), ClientAddr(ctx.RemoteAddr()))
-	if err != nil {
-		s.writeHuma(ctx, err)
+	if op.Public {
+		next(ctx)
 		return
 	}
-	if p := s.charge(ctx, cred.Token.ID); p != nil {
+	cred := authenticatedFrom(ctx.Context())
+	if cred != nil {
+		noteToken(ctx.Context(), cred.Token.ID) // authenticated by the outer POST /mcp
+	} else {
+		var err error
+		if cred, err = s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), ClientAddr(ctx.RemoteAddr())); err != nil {
+			s.writeHuma(ctx, err)
+			return
+		}
+	}
+	if p := s.charge(ctx.Context(), cred.Token.ID, requestCost(ctx.Context()), ctx.SetHeader); p != nil {
 		s.writeHuma(ctx, p)
 		return
 	}
-	if !resources.HasAny(cred.EffectiveScopes(), op.Permissions) {
-		s.writeHuma(ctx, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
-			Required: op.Permissions, Detail: "the token's effective scopes hold none of the required permission keys"})
+	if err := permitted(cred, op.Permissions); err != nil {
+		s.writeHuma(ctx, err)
 		return
 	}
 	if op.Destroy && !cred.Token.AllowDestroy {
@@ -39,22 +49,50 @@ func (s *Server) guard(ctx huma.Context, next func(huma.Context)) {
 	next(huma.WithValue(ctx, keyCredential, cred))
 }
 
-// charge takes the request's cost from the token's rate budget.
-func (s *Server) charge(ctx huma.Context, tokenID int64) *Problem {
-	cost := restCallCost
-	if MCPTool(ctx.Context()) != "" {
-		cost = mcpCallCost
+// permitted is the permission rule: the credential's effective scopes hold
+// any one of keys (none: any valid token), else 403 forbidden naming them.
+func permitted(cred *resources.Credential, keys []string) error {
+	if resources.HasAny(cred.EffectiveScopes(), keys) {
+		return nil
 	}
-	d, err := s.cfg.Limiter.Take(ctx.Context(), "token:"+strconv.FormatInt(tokenID, 10), cost)
+	return &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
+		Required: keys, Detail: "the token's effective scopes hold none of the required permission keys"}
+}
+
+// requestCost is what a request costs: a REST request 1 unit, the
+// in-process GET of an MCP tool call 1 more (its POST /mcp paid the first).
+func requestCost(ctx context.Context) int {
+	if MCPTool(ctx) != "" {
+		return mcpCallCost - mcpMessageCost
+	}
+	return restCallCost
+}
+
+// ChargeMCP takes the unit every POST /mcp costs from the token's budget and
+// sets the rate-limit headers (as REST sends them) through set. A refusal
+// is the 429 rate_limited problem with its Retry-After.
+func (s *Server) ChargeMCP(ctx context.Context, cred *resources.Credential, set func(name, value string)) error {
+	if p := s.charge(ctx, cred.Token.ID, mcpMessageCost, set); p != nil {
+		return p
+	}
+	return nil
+}
+
+// charge takes cost units from the token's rate budget and sets the
+// RateLimit-Limit, RateLimit-Remaining and RateLimit-Policy headers.
+func (s *Server) charge(ctx context.Context, tokenID int64, cost int, set func(name, value string)) *Problem {
+	d, err := s.cfg.Limiter.Take(ctx, "token:"+strconv.FormatInt(tokenID, 10), cost)
 	if err != nil {
 		return &Problem{Status: http.StatusServiceUnavailable, Code: resources.CodeUnavailable,
 			Detail: "the rate limiter is unavailable; retry shortly", retryAfter: 1e9, cause: err}
 	}
-	ctx.SetHeader("RateLimit-Limit", strconv.Itoa(d.Limit))
-	ctx.SetHeader("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+	set("RateLimit-Limit", strconv.Itoa(d.Limit))
+	set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+	set("RateLimit-Policy", strconv.Itoa(d.Limit)+";w=60")
 	if d.Allowed {
 		return nil
 	}
+	s.metrics.refusals.Inc()
 	return &Problem{Status: http.StatusTooManyRequests, Code: resources.CodeRateLimited, retryAfter: d.RetryAfter,
 		retryZero: true, Detail: "the token used its " + strconv.Itoa(d.Limit) + " units for this minute; retry after Retry-After seconds"}
 }

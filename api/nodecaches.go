@@ -22,6 +22,9 @@ type NodeCache struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// listKey is the key a member selection always keeps: node and model.
+func (NodeCache) listKey() []string { return []string{"hostname", "model_id"} }
+
 func nodeCacheView(c resources.NodeCache) NodeCache {
 	return NodeCache{Hostname: c.Hostname, ModelID: formatID(c.ModelID), ModelRepo: c.ModelRepo, Status: c.Status, Path: c.Path, SizeGB: c.SizeGB,
 		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
@@ -51,12 +54,13 @@ const nodeCachePath = "/node-caches/{hostname}/{model_id}"
 
 func (s *Server) registerNodeCaches() {
 	tags := []string{"AI"}
-	Register(s.api, Op{ID: "list-node-caches", Method: http.MethodGet, Path: "/node-caches", Tags: tags,
+	Register(s.api, Op{ID: "list-node-caches", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/node-caches", Tags: tags,
 		Summary: "List node caches", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.",
 	}, s.listNodeCaches)
-	Register(s.api, Op{ID: "copy-node-cache", Method: http.MethodPut, Path: nodeCachePath, Tags: tags,
-		Status: http.StatusAccepted, Summary: "Copy a model's weights onto a node", Permissions: aiNodeWriters, Idempotent: true,
+	Register(s.api, Op{ID: "copy-node-cache", Toolset: ToolsetAI, Method: http.MethodPut, Path: nodeCachePath, Tags: tags,
+		Feature: resources.FeatureAI,
+		Status:  http.StatusAccepted, Summary: "Copy a model's weights onto a node", Permissions: aiNodeWriters, Idempotent: true,
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
 		Description: "Copies weights the platform already holds (the model's central copy) onto the node's disk; never " +
 			"pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation; when " +
@@ -66,8 +70,9 @@ func (s *Server) registerNodeCaches() {
 			"central copy), node_cache_busy (a removal runs).",
 	}, s.copyModelToNode)
 	s.documentReadyCopy()
-	Register(s.api, Op{ID: "remove-node-cache", Method: http.MethodDelete, Path: nodeCachePath, Tags: tags,
-		Status: http.StatusAccepted, Summary: "Remove a model's weights from a node", Permissions: aiNodeWriters,
+	Register(s.api, Op{ID: "remove-node-cache", Toolset: ToolsetAI, Method: http.MethodDelete, Path: nodeCachePath, Tags: tags,
+		Feature: resources.FeatureAI,
+		Status:  http.StatusAccepted, Summary: "Remove a model's weights from a node", Permissions: aiNodeWriters,
 		Idempotent: true, Destroy: true, Errors: []int{http.StatusNotFound, http.StatusConflict},
 		Description: "202 with a node_cache_remove operation (when a removal already runs, that same operation). When it " +
 			"succeeds the cache is gone and the model's offline_ready and location are recomputed. Never unloads a model " +
@@ -87,7 +92,7 @@ func (s *Server) documentReadyCopy() {
 
 func (s *Server) listNodeCaches(ctx context.Context, in *ListNodeCachesInput) (*ListOutput[NodeCache], error) {
 	f := resources.NodeCacheFilter{Hostname: in.Hostname, ModelID: parseID(in.ModelID)}
-	return listPage(s, "node-caches", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.NodeCache], error) {
+	return listPage(ctx, s, "node-caches", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.NodeCache], error) {
 		return s.svc.NodeCaches.ListNodeCaches(ctx, f, q)
 	}, nodeCacheView)
 }

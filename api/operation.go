@@ -1,10 +1,14 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"net/http"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -12,7 +16,13 @@ import (
 // Op declares one operation: everything the REST endpoint, its OpenAPI entry,
 // its MCP tool (for a GET) and the shared middleware need to know.
 type Op struct {
-	ID          string   // kebab-case OperationID; also the MCP tool name
+	ID        string // kebab-case OperationID; also the MCP tool name
+	Toolset   string // MCP toolset (one of Toolsets()); every GET needs one to become a tool
+	OpenWorld bool   // reaches outside the platform (code host, live monitoring): MCP openWorldHint
+	// Public serves the operation without a token (within the API switch and
+	// the network gate): no authentication, rate limit or permission. A
+	// public GET is not an MCP tool; what it serves is an MCP resource.
+	Public      bool
 	Method      string   //
 	Path        string   // relative to /api/v1
 	Summary     string   //
@@ -21,9 +31,63 @@ type Op struct {
 	Permissions []string // keys of which any one suffices; none: any valid token
 	Destroy     bool     // archives, deletes, deactivates or retires: needs Allow destroy
 	Idempotent  bool     // accepts Idempotency-Key (creates or starts something)
-	Status      int      // success status (default 200)
-	Errors      []int    // statuses specific to the operation
+	// KeyAtCommit (with Idempotent): a keyed request's key is written by the
+	// business transaction itself, with its answer (keepAnswerInTx), instead
+	// of being claimed first: no round trip more than an unkeyed request.
+	// Only for operations whose every change happens in the one transaction
+	// the store ends with auditKeyed, and nothing outside it before the
+	// commit; a retry or a conflict runs again on the claim-first path.
+	KeyAtCommit bool
+	Status      int   // success status (default 200)
+	Errors      []int // statuses specific to the operation
+	// Feature is the licence feature the operation's writes need
+	// (resources.FeatureAI, FeatureBrand); "" for none.
+	Feature string
+	// Limit names the licence limit a create counts against
+	// (resources.LimitCustomers); the store checks it under a lock.
+	Limit string
+	// LicenceExempt keeps a write reachable whatever the licence state
+	// (installing a licence).
+	LicenceExempt bool
+	// MaxBodyBytes bounds the request body (0: Huma's default, 1 MiB for
+	// JSON bodies); a larger body is 413 body_too_large.
+	MaxBodyBytes int64
+	// BodyTypes are the media types of a raw request body (RawBody), and
+	// ResultTypes those of a raw success answer (not JSON: such a GET is no
+	// MCP tool), each documented as raw bytes.
+	BodyTypes, ResultTypes []string
+	// Deprecated marks the operation deprecated: OpenAPI deprecated: true,
+	// headers Deprecation and Sunset on every answer. nil: not deprecated.
+	Deprecated *Deprecation
 }
+
+// MCP toolsets: each operation declares the one it belongs to, so an agent
+// can ask for only the tools of the areas it works in.
+const (
+	ToolsetIdentity = "identity" // whoami, meta, permissions, API tokens, service accounts
+	ToolsetTenancy  = "tenancy"  // customers, tenants, users
+	ToolsetProjects = "projects" // projects and long-running operations
+	ToolsetReleases = "releases" // promotions, release state, PROD data lock
+	ToolsetAI       = "ai"       // model catalogue, AI nodes, node caches, AI gateway
+	ToolsetAudit    = "audit"    // the audit log
+	ToolsetLicence  = "licence"  // the licence
+	ToolsetBrand    = "brand"    // the brand and its assets
+)
+
+// Toolsets returns every toolset name, sorted.
+func Toolsets() []string {
+	return []string{ToolsetAI, ToolsetAudit, ToolsetBrand, ToolsetIdentity, ToolsetLicence, ToolsetProjects,
+		ToolsetReleases, ToolsetTenancy}
+}
+
+// OpenAPI extensions that carry an Op's MCP facts into the document the
+// MCP tools are derived from.
+const (
+	ExtToolset   = "x-toolset"    // the Op's Toolset
+	ExtOpenWorld = "x-open-world" // true when the Op reaches outside the platform
+	ExtItemKey   = "x-item-key"   // a list's item members that `fields` always keeps
+	ExtPublic    = "x-public"     // true when the Op needs no token (never an MCP tool)
+)
 
 // metaKey is the huma.Operation.Metadata key holding the Op.
 const metaKey = "platformapi.op"
@@ -35,12 +99,23 @@ var commonErrors = []int{
 }
 
 // Register declares op with its typed handler on the API.
+// A member of I or O tagged `deprecated:"true"` is deprecated in the
+// OpenAPI document (parameters included).
 func Register[I, O any](api huma.API, op Op, h func(context.Context, *I) (*O, error)) {
+	if op.Deprecated != nil {
+		op.Deprecated.check(op.ID)
+	}
 	huma.Register(api, op.huma(), h)
+	markDeprecatedParams[I](api, op)
+	op.documentRawTypes(api)
+	documentParams(api.OpenAPI(), op, reflect.TypeFor[O]())
 }
 
 func (op Op) huma() huma.Operation {
 	errs := slices.Concat(commonErrors, op.Errors)
+	if op.Public {
+		errs = slices.Concat([]int{http.StatusInternalServerError, http.StatusServiceUnavailable}, op.Errors)
+	}
 	var params []*huma.Param
 	if op.Idempotent {
 		errs = append(errs, http.StatusBadRequest, http.StatusConflict)
@@ -59,15 +134,37 @@ func (op Op) huma() huma.Operation {
 			security = append(security, map[string][]string{"bearer": {k}})
 		}
 	}
+	if op.Public {
+		security = []map[string][]string{}
+	}
 	ext := map[string]any{"x-permissions": permissionList(op.Permissions)}
+	if op.Public {
+		ext[ExtPublic] = true
+	}
 	if op.Destroy {
 		ext["x-destroy"] = true
+	}
+	if op.Feature != "" {
+		ext["x-licence-feature"] = op.Feature
+	}
+	if op.Limit != "" {
+		ext["x-licence-limit"] = op.Limit
+	}
+	if op.Deprecated != nil {
+		ext["x-sunset"] = op.Deprecated.Sunset.UTC().Format(time.RFC3339)
+	}
+	if op.Toolset != "" {
+		ext[ExtToolset] = op.Toolset
+	}
+	if op.OpenWorld {
+		ext[ExtOpenWorld] = true
 	}
 	return huma.Operation{
 		OperationID: op.ID, Method: op.Method, Path: op.Path,
 		Summary: op.Summary, Description: op.describe(), Tags: op.Tags,
 		DefaultStatus: op.Status, Errors: errs, Security: security,
 		Extensions: ext, Metadata: map[string]any{metaKey: op}, Parameters: params,
+		Deprecated: op.Deprecated != nil, MaxBodyBytes: op.MaxBodyBytes,
 	}
 }
 
@@ -78,13 +175,19 @@ func (op Op) describe() string {
 	if d != "" {
 		d += "\n\n"
 	}
-	if len(op.Permissions) == 0 {
+	if op.Public {
+		d += "Permission: none; no token needed."
+	} else if len(op.Permissions) == 0 {
 		d += "Permission: any valid API token."
 	} else {
 		d += "Permission: any one of `" + strings.Join(op.Permissions, "`, `") + "`."
 	}
 	if op.Destroy {
 		d += " Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`."
+	}
+	d += op.describeLicence()
+	if op.Deprecated != nil {
+		d += " " + op.Deprecated.describe()
 	}
 	return d
 }
@@ -94,6 +197,45 @@ func permissionList(keys []string) []string {
 		return []string{}
 	}
 	return keys
+}
+
+// documentRawTypes lists BodyTypes and ResultTypes as binary content of the
+// registered operation (the same *huma.Operation the middleware reads, so
+// the content-type check accepts exactly these).
+func (op Op) documentRawTypes(api huma.API) {
+	hop := operationOf(api.OpenAPI().Paths[op.Path], op.Method)
+	binary := func(types []string) map[string]*huma.MediaType {
+		m := map[string]*huma.MediaType{}
+		for _, t := range types {
+			m[t] = &huma.MediaType{} // OpenAPI 3.1: no schema is raw bytes of that type
+		}
+		return m
+	}
+	if len(op.BodyTypes) > 0 && hop.RequestBody != nil {
+		hop.RequestBody.Content = binary(op.BodyTypes)
+	}
+	status := strconv.Itoa(cmp.Or(op.Status, http.StatusOK))
+	if r := hop.Responses[status]; len(op.ResultTypes) > 0 && r != nil {
+		r.Content = binary(op.ResultTypes)
+	}
+}
+
+// describeLicence states what the licence must allow for the operation.
+func (op Op) describeLicence() string {
+	switch {
+	case op.LicenceExempt:
+		return " Licence: reachable whatever the licence state."
+	case op.Method == http.MethodGet:
+		return ""
+	}
+	d := " Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`)"
+	if op.Feature != "" {
+		d += " and includes the feature `" + op.Feature + "` (403 `licence_restricted`)"
+	}
+	if op.Limit != "" {
+		d += "; a create beyond the licence's `" + op.Limit + "` limit is 403 `licence_restricted`"
+	}
+	return d + "."
 }
 
 // opOf returns the Op declared for a Huma operation.

@@ -57,10 +57,10 @@ var operationReaders = []string{resources.PermProjectsRead, resources.PermProjec
 	resources.PermReleasesWrite, resources.PermAIRead, resources.PermAIWrite}
 
 func (s *Server) registerOperationsAPI() {
-	Register(s.api, Op{ID: "get-operation", Method: http.MethodGet, Path: "/operations/{operation_id}", Tags: []string{"Operations"},
+	Register(s.api, Op{ID: "get-operation", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/operations/{operation_id}", Tags: []string{"Operations"},
 		Summary: "Poll an operation", Permissions: operationReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Long-running work started by a 202 answer. Poll until status is succeeded or failed. " +
-			"404 operation_not_found; for release:<id>, 404 release_operation_not_found (as GET /release-operations/{id}).",
+		Description: "Long-running work started by a 202 answer; poll until succeeded or failed. release:<id> " +
+			"needs a releases read key, as GET /release-operations/{id}.",
 	}, func(ctx context.Context, in *OperationIDInput) (*OperationOutput, error) {
 		op, err := s.operation(ctx, in.OperationID)
 		if err != nil {
@@ -77,6 +77,9 @@ func (s *Server) operation(ctx context.Context, id string) (*resources.Operation
 	rid, ok := resources.ReleaseOperationID(id)
 	if !ok {
 		return s.svc.Operations.GetOperation(ctx, id)
+	}
+	if err := permitted(CredentialFrom(ctx), releasesRead); err != nil {
+		return nil, err // the rule of GET /release-operations/{id}
 	}
 	r, err := s.svc.Releases.GetReleaseOperation(ctx, rid)
 	if err != nil {

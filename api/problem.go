@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -34,6 +35,9 @@ type Problem struct {
 	Blockers  map[string]int      `json:"blockers,omitempty" doc:"On a 409 refusing a destroy: what blocks it"`
 	State     string              `json:"state,omitempty" doc:"On 403 licence_*: the licence state"`
 	Remedy    string              `json:"remedy,omitempty" doc:"On 403 licence_*: what an operator can do"`
+	// RetryAfterSeconds repeats Retry-After in the document, for clients
+	// (MCP agents) that see the problem but not the HTTP headers.
+	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty" doc:"With a Retry-After header: the same number of seconds"`
 
 	retryAfter time.Duration // sent as Retry-After when > 0 or retryZero
 	retryZero  bool
@@ -59,7 +63,7 @@ const (
 	codeMethodNotAllowed     = "method_not_allowed"
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415
 	CodeInvalidParameter     = "invalid_parameter"      // 400: a path, query or header parameter
-	CodeMalformedBody        = "malformed_body"         // 400: the body is not parseable
+	CodeMalformedBody        = "malformed_body"         // 422: the body is not one JSON value
 	codeNotAcceptable        = "not_acceptable"
 	CodeBodyTooLarge         = "body_too_large" // 413
 	codeInternal             = "internal"
@@ -69,22 +73,24 @@ const (
 // kindStatus maps each domain error kind to its HTTP status: the one place
 // where domain errors meet HTTP.
 var kindStatus = map[resources.Kind]int{
-	resources.KindInternal:        http.StatusInternalServerError,
-	resources.KindBadRequest:      http.StatusBadRequest,
-	resources.KindUnauthorized:    http.StatusUnauthorized,
-	resources.KindForbidden:       http.StatusForbidden,
-	resources.KindNotFound:        http.StatusNotFound,
-	resources.KindConflict:        http.StatusConflict,
-	resources.KindInvalid:         http.StatusUnprocessableEntity,
-	resources.KindTooManyRequests: http.StatusTooManyRequests,
-	resources.KindUnavailable:     http.StatusServiceUnavailable,
+	resources.KindInternal:           http.StatusInternalServerError,
+	resources.KindBadRequest:         http.StatusBadRequest,
+	resources.KindUnauthorized:       http.StatusUnauthorized,
+	resources.KindForbidden:          http.StatusForbidden,
+	resources.KindNotFound:           http.StatusNotFound,
+	resources.KindConflict:           http.StatusConflict,
+	resources.KindInvalid:            http.StatusUnprocessableEntity,
+	resources.KindTooManyRequests:    http.StatusTooManyRequests,
+	resources.KindUnavailable:        http.StatusServiceUnavailable,
+	resources.KindPreconditionFailed: http.StatusPreconditionFailed,
 }
 
 // defaultCodes names the code of a status when nothing more specific is known.
 var defaultCodes = map[int]string{
 	400: CodeMalformedBody, 401: resources.CodeNotAuthenticated, 403: resources.CodeForbidden,
-	404: resources.CodeNotFound, 405: codeMethodNotAllowed, 406: codeNotAcceptable,
-	409: resources.CodeConflict, 413: CodeBodyTooLarge, 415: CodeUnsupportedMediaType,
+	404: resources.CodeNotFound, 405: codeMethodNotAllowed, 406: codeNotAcceptable, 408: codeRequestTimeout,
+	409: resources.CodeConflict, 412: resources.CodePreconditionFailed, 413: CodeBodyTooLarge,
+	415: CodeUnsupportedMediaType,
 	422: resources.CodeValidationFailed, 429: resources.CodeRateLimited,
 	500: codeInternal, 503: resources.CodeUnavailable,
 }
@@ -93,7 +99,7 @@ var defaultCodes = map[int]string{
 func problemFromDomain(e *resources.Error) *Problem {
 	p := &Problem{
 		Status: kindStatus[e.Kind], Code: e.Code, Detail: e.Detail, Field: e.Field,
-		Required: e.Required, Blockers: e.Blockers,
+		Required: e.Required, Blockers: e.Blockers, State: e.State, Remedy: e.Remedy,
 	}
 	if e.Kind == resources.KindInternal {
 		p.cause = e
@@ -122,7 +128,7 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 			details = append(details, &huma.ErrorDetail{Message: d.Message, Location: d.Location})
 			continue
 		}
-		return &Problem{Status: http.StatusInternalServerError, cause: err}
+		return faultProblem(err)
 	}
 	p := &Problem{Status: status, Detail: msg}
 	if status == 0 {
@@ -133,6 +139,8 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 		p.Field = firstField(details)
 		if paramsOnly(details) {
 			p.Status, p.Code = http.StatusBadRequest, CodeInvalidParameter
+		} else if p.Status == http.StatusBadRequest { // Huma could not decode the body
+			p.Status, p.Code = http.StatusUnprocessableEntity, CodeMalformedBody
 		}
 	}
 	return p
@@ -174,7 +182,23 @@ func (p *Problem) finish(path, requestID string) {
 	if p.RequestID == "" {
 		p.RequestID = requestID
 	}
+	if secs, ok := p.retrySeconds(); ok {
+		p.RetryAfterSeconds = &secs
+	}
 }
+
+// retrySeconds is the Retry-After of the problem in whole seconds, rounded
+// up, when a retry can cure it.
+func (p *Problem) retrySeconds() (int, bool) {
+	if p.retryAfter <= 0 && !p.retryZero {
+		return 0, false
+	}
+	return int((p.retryAfter + time.Second - 1) / time.Second), true
+}
+
+// SetHeaders sets the problem's headers through set: WWW-Authenticate on
+// 401 and Retry-After where a retry can cure.
+func (p *Problem) SetHeaders(set func(name, value string)) { p.headers(set) }
 
 // headers sets WWW-Authenticate on 401 and Retry-After where a retry can cure.
 func (p *Problem) headers(set func(name, value string)) {
@@ -185,17 +209,28 @@ func (p *Problem) headers(set func(name, value string)) {
 		}
 		set("WWW-Authenticate", v)
 	}
-	if p.retryAfter > 0 || p.retryZero {
-		secs := int((p.retryAfter + time.Second - 1) / time.Second)
+	if secs, ok := p.retrySeconds(); ok {
 		set("Retry-After", strconv.Itoa(secs))
 	}
 }
 
-// log records an internal fault with the request id; the client sees none of it.
-func (p *Problem) log(logger *slog.Logger, requestID string) {
-	if p.cause != nil || p.Status >= 500 {
-		logger.Error("request failed", "request_id", requestID, "status", p.Status, "code", p.Code, "error", p.cause)
+// log records an internal fault on the request's logger (which carries the
+// request id); the client sees none of it. When the client hung up, the
+// fault is its cancellation, not ours: a debug line only (the access log
+// records status 499).
+func (p *Problem) log(ctx context.Context, logger *slog.Logger) {
+	if c, ok := resources.ProblemByCode(p.Code); !ok || c.Kind != resources.CodeKindProblem {
+		// Every code answered must be in the catalogue agents read (GET /problems, MCP resource).
+		logger.Warn("problem code missing from the problem-code catalogue", "code", p.Code)
 	}
+	if p.cause == nil && p.Status < 500 {
+		return
+	}
+	if ClientGone(ctx) {
+		logger.Debug("request cancelled by the client", "status", p.Status, "code", p.Code, "error", p.cause)
+		return
+	}
+	logger.Error("request failed", "status", p.Status, "code", p.Code, "error", p.cause)
 }
 
 // firstField names the first offending member: Huma's location without its

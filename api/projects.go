@@ -67,10 +67,12 @@ func projectView(p resources.Project) Project {
 type (
 	ListProjectsInput struct {
 		ListParams
-		CustomerID string `query:"customer_id" pattern:"^[1-9][0-9]{0,8}$"`
-		TenantID   string `query:"tenant_id" pattern:"^[1-9][0-9]{0,17}$"`
-		Status     string `query:"status" enum:"provisioning,active,retired"`
-		Kind       string `query:"kind" enum:"cluster,vm"`
+		CustomerID string `query:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Only this customer's projects"`
+		TenantID   string `query:"tenant_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only this tenant's projects"`
+		Status     string `query:"status" enum:"provisioning,active,retired" doc:"Project status"`
+		Kind       string `query:"kind" enum:"cluster,vm" doc:"Project kind"`
+		// CustomerStatus answers "what projects do suspended customers have" in one call.
+		CustomerStatus string `query:"customer_status" enum:"active,suspended,archived" doc:"Only projects of customers in this status"`
 	}
 	ProjectIDInput struct {
 		ProjectID string `path:"project_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Project id"`
@@ -94,11 +96,12 @@ var (
 
 func (s *Server) registerProjects() {
 	tags := []string{"Projects"}
-	Register(s.api, Op{ID: "list-projects", Method: http.MethodGet, Path: "/projects", Tags: tags,
+	Register(s.api, Op{ID: "list-projects", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/projects", Tags: tags,
 		Summary: "List projects", Permissions: projectsRead, Errors: []int{http.StatusBadRequest},
-		Description: "Projects in id order, retired included; filters are exact and combine.",
+		Description: "Projects in id order, retired included; filters are exact and combine (customer_status: the " +
+			"status of the project's customer).",
 	}, s.listProjects)
-	Register(s.api, Op{ID: "get-project", Method: http.MethodGet, Path: "/projects/{project_id}", Tags: tags,
+	Register(s.api, Op{ID: "get-project", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/projects/{project_id}", Tags: tags,
 		Summary: "Read a project", Permissions: projectsRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, func(ctx context.Context, in *ProjectIDInput) (*ProjectOutput, error) {
 		p, err := s.svc.Projects.GetProject(ctx, parseID(in.ProjectID))
@@ -107,20 +110,20 @@ func (s *Server) registerProjects() {
 		}
 		return &ProjectOutput{Body: projectView(*p)}, nil
 	})
-	Register(s.api, Op{ID: "create-project", Method: http.MethodPost, Path: "/projects", Tags: tags, Status: http.StatusAccepted,
+	Register(s.api, Op{ID: "create-project", Toolset: ToolsetProjects, Method: http.MethodPost, Path: "/projects", Tags: tags, Status: http.StatusAccepted,
 		Summary: "Create a project (provisioned in the background)", Permissions: projectsWrite, Idempotent: true,
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Answers 202 with the provisioning operation (Location: /api/v1/operations/{id}); the project is " +
 			"provisioning until the operation succeeds, then active. 404 customer_not_found; 409 customer_archived, " +
 			"project_short_name_taken, domain_taken; 422 tenant_not_of_customer.",
 	}, s.createProject)
-	Register(s.api, Op{ID: "patch-project", Method: http.MethodPatch, Path: "/projects/{project_id}", Tags: tags,
+	Register(s.api, Op{ID: "patch-project", Toolset: ToolsetProjects, Method: http.MethodPatch, Path: "/projects/{project_id}", Tags: tags,
 		Summary: "Change a project (JSON Merge Patch)", Permissions: projectsWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "name, components and domain (nullable) change; short_name, kind, customer_id, tenant_id are frozen. " +
 			"409 project_read_only (the platform's own), project_retired.",
 	}, s.patchProject)
-	Register(s.api, Op{ID: "retire-project", Method: http.MethodDelete, Path: "/projects/{project_id}", Tags: tags,
+	Register(s.api, Op{ID: "retire-project", Toolset: ToolsetProjects, Method: http.MethodDelete, Path: "/projects/{project_id}", Tags: tags,
 		Summary: "Retire a project", Permissions: projectsWrite, Destroy: true, Status: http.StatusNoContent,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Retires (never tears down); the short name and domain stay reserved. Retiring a retired project changes nothing.",
@@ -130,8 +133,9 @@ func (s *Server) registerProjects() {
 }
 
 func (s *Server) listProjects(ctx context.Context, in *ListProjectsInput) (*ListOutput[Project], error) {
-	f := resources.ProjectFilter{CustomerID: parseID(in.CustomerID), TenantID: parseID(in.TenantID), Status: in.Status, Kind: in.Kind}
-	return listPage(s, "projects", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.Project], error) {
+	f := resources.ProjectFilter{CustomerID: parseID(in.CustomerID), TenantID: parseID(in.TenantID), Status: in.Status,
+		Kind: in.Kind, CustomerStatus: in.CustomerStatus}
+	return listPage(ctx, s, "projects", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.Project], error) {
 		return s.svc.Projects.ListProjects(ctx, f, q)
 	}, projectView)
 }

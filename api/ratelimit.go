@@ -8,11 +8,14 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Rate-limit policy: 600 units per minute per token; an MCP tool call costs 2.
+// Rate-limit policy: 600 units per minute per token. Every POST /mcp costs
+// one unit (initialize, tools/list, ping…); a tool call costs two in all
+// (its POST one, its in-process GET one more).
 const (
-	RatePerMinute = 600
-	mcpCallCost   = 2
-	restCallCost  = 1
+	RatePerMinute  = 600
+	mcpCallCost    = 2
+	mcpMessageCost = 1
+	restCallCost   = 1
 )
 
 // RateDecision is a limiter's answer for one request.

@@ -242,8 +242,8 @@ func TestReleases_DeployReport_EndsOnlyADispatchedPromotionAndRepeatsChangeNothi
 		t.Fatal("a report ended a prod promotion awaiting approval")
 	}
 	if err := e.Store.ReportDeploy(ctx, resources.DeployReport{ProjectID: id, Env: "prod", Component: "app-api",
-		Version: "1.0.0", By: "pipeline:manual-1", Succeeded: true}); codeOf(err) != resources.CodeReleaseOperationNotFound {
-		t.Fatalf("report matching no dispatched promotion: %v", err)
+		Version: "1.0.0", By: "pipeline:manual-1"}); codeOf(err) != resources.CodeReleaseOperationNotFound {
+		t.Fatalf("failure report matching no dispatched promotion: %v", err)
 	}
 	if rel := releaseOp(t, e, tok, prodID); rel["status"] != "awaiting_approval" {
 		t.Fatalf("prod after the reports: %v", rel)

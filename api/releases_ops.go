@@ -25,7 +25,7 @@ type (
 		Component string `query:"component" enum:"app-api,www" doc:"Excludes data copies, which have no component"`
 	}
 	ReleaseIDInput struct {
-		ReleaseOperationID string `path:"release_operation_id" pattern:"^[1-9][0-9]{0,8}$"`
+		ReleaseOperationID string `path:"release_operation_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Release operation id (list-release-operations lists a project's)"`
 	}
 	ProdLockInput struct {
 		ProjectIDInput
@@ -46,7 +46,7 @@ var (
 
 func (s *Server) registerReleases() {
 	tags := []string{"Releases"}
-	Register(s.api, Op{ID: "request-release-promotion", Method: http.MethodPost, Path: "/projects/{project_id}/release-promotions",
+	Register(s.api, Op{ID: "request-release-promotion", Toolset: ToolsetReleases, Method: http.MethodPost, Path: "/projects/{project_id}/release-promotions",
 		Tags: tags, Status: http.StatusAccepted, Summary: "Request a release promotion", Permissions: releasesWrite, Idempotent: true,
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "202 with the operation release:<id>. dev needs a version; uat and prod promote what the environment " +
@@ -54,12 +54,12 @@ func (s *Server) registerReleases() {
 			"Idempotency-Key so a retry never books a second deployment. 409 project_retired; 422 vm_projects_unsupported, " +
 			"component_not_enabled, version_not_at_source, version_required.",
 	}, s.requestPromotion)
-	Register(s.api, Op{ID: "list-release-operations", Method: http.MethodGet, Path: "/projects/{project_id}/release-operations",
+	Register(s.api, Op{ID: "list-release-operations", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/projects/{project_id}/release-operations",
 		Tags: tags, Summary: "List a project's release operations", Permissions: releasesRead,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Newest first; includes data copies booked in the portal (a component filter excludes them).",
 	}, s.listReleases)
-	Register(s.api, Op{ID: "get-release-operation", Method: http.MethodGet, Path: "/release-operations/{release_operation_id}",
+	Register(s.api, Op{ID: "get-release-operation", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/release-operations/{release_operation_id}",
 		Tags: tags, Summary: "Read a release operation", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, func(ctx context.Context, in *ReleaseIDInput) (*ReleaseOutput, error) {
 		r, err := s.svc.Releases.GetReleaseOperation(ctx, parseID(in.ReleaseOperationID))
@@ -72,7 +72,7 @@ func (s *Server) registerReleases() {
 }
 
 func (s *Server) registerReleaseState(tags []string) {
-	Register(s.api, Op{ID: "get-release-state", Method: http.MethodGet, Path: "/projects/{project_id}/release-state",
+	Register(s.api, Op{ID: "get-release-state", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/projects/{project_id}/release-state",
 		Tags: tags, Summary: "What a project runs where", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Per environment and component the version a pipeline last reported, when and by whom (not probed " +
 			"live); the PROD data lock; the operations still open.",
@@ -83,7 +83,7 @@ func (s *Server) registerReleaseState(tags []string) {
 		}
 		return &ReleaseStateOut{Body: releaseStateView(*st)}, nil
 	})
-	Register(s.api, Op{ID: "get-prod-lock", Method: http.MethodGet, Path: "/projects/{project_id}/prod-lock",
+	Register(s.api, Op{ID: "get-prod-lock", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/projects/{project_id}/prod-lock",
 		Tags: tags, Summary: "Read the PROD data lock", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, func(ctx context.Context, in *ProjectIDInput) (*ProdLockOutput, error) {
 		l, err := s.svc.Releases.GetProdLock(ctx, parseID(in.ProjectID))
@@ -92,7 +92,7 @@ func (s *Server) registerReleaseState(tags []string) {
 		}
 		return &ProdLockOutput{Body: prodLockView(*l)}, nil
 	})
-	Register(s.api, Op{ID: "set-prod-lock", Method: http.MethodPut, Path: "/projects/{project_id}/prod-lock",
+	Register(s.api, Op{ID: "set-prod-lock", Toolset: ToolsetReleases, Method: http.MethodPut, Path: "/projects/{project_id}/prod-lock",
 		Tags: tags, Summary: "Set or release the PROD data lock", Permissions: releasesWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Unlocking needs confirm_unlock equal to the project's short name (422 unlock_not_confirmed). A PUT " +
@@ -132,7 +132,7 @@ func (s *Server) listReleases(ctx context.Context, in *ListReleasesInput) (*List
 	if _, err := s.svc.Projects.GetProject(ctx, pid); err != nil { // 404 before any cursor check
 		return nil, err
 	}
-	return listPage(s, "release-operations:"+in.ProjectID, f, in.Limit, in.Cursor,
+	return listPage(ctx, s, "release-operations:"+in.ProjectID, f, in.page(),
 		func(q resources.PageQuery) (resources.Page[resources.ReleaseOperation], error) {
 			return s.svc.Releases.ListReleaseOperations(ctx, pid, f, q)
 		}, releaseView)

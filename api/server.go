@@ -4,6 +4,8 @@
 package api
 
 import (
+	"cmp"
+	"crypto/ed25519"
 	"log/slog"
 	"net/netip"
 	"reflect"
@@ -12,6 +14,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/resources"
 )
@@ -25,11 +28,34 @@ type Config struct {
 	CursorKey []byte           // authenticates list cursors
 	Networks  []netip.Prefix   // client networks served; nil → DefaultNetworks
 	Limiter   RateLimiter      // nil → in-process, RatePerMinute per token
-	Logger    *slog.Logger     // nil → slog.Default()
-	Now       func() time.Time // nil → time.Now
+	// AuthFailures counts failed authentications per client address; nil →
+	// in-process, AuthFailuresPerMinute per address.
+	AuthFailures RateLimiter
+	Logger       *slog.Logger     // nil → slog.Default()
+	Now          func() time.Time // nil → time.Now
 	// GatewayBaseURL is the AI gateway's base URL (ending in /v1);
 	// "" → resources.DefaultGatewayBaseURL.
 	GatewayBaseURL string
+	// LicenceKeys are the vendor public keys licence bundles are verified
+	// against; none: every bundle is refused and the licence is missing or
+	// invalid, so writes are refused.
+	LicenceKeys []ed25519.PublicKey
+	// Metrics is where the HTTP layer registers its Prometheus collectors;
+	// nil → a private registry (nothing exported).
+	Metrics prometheus.Registerer
+	// MetricsGatherer, when set, is served at GET /metrics on this router
+	// (leave it nil when metrics have a listener of their own).
+	MetricsGatherer prometheus.Gatherer
+	// RequestTimeout bounds each request (its context ends then); 0 →
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// BodyReadTimeout bounds the arrival of a request body; 0 →
+	// DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
+	// CredentialCache keeps authenticated credentials between requests; nil →
+	// every request reads its token from PostgreSQL. Use it only with a change
+	// feed calling Changed and Resync (or accept the re-check interval's delay).
+	CredentialCache *CredentialCache
 }
 
 // Services are the domain services the operations call.
@@ -51,6 +77,9 @@ type Services struct {
 	AINodes     resources.AINodes
 	NodeCaches  resources.NodeCaches
 	Monitoring  resources.Monitor
+	Licences    resources.Licences
+	Brands      resources.Brands
+	Readiness   resources.Readiness
 }
 
 // missing names the first service not set, or "".
@@ -74,6 +103,8 @@ type Server struct {
 	auth      *Authenticator
 	cursors   Cursors
 	apiSwitch *apiSwitch
+	licence   *licenceCache
+	metrics   *apiMetrics
 }
 
 // New builds the server and registers every operation. Every service must
@@ -92,19 +123,33 @@ func New(cfg Config, svc Services) *Server {
 	if cfg.Networks == nil {
 		cfg.Networks = DefaultNetworks
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
 	if cfg.Limiter == nil {
 		cfg.Limiter = NewLocalLimiter(RatePerMinute, cfg.Now)
 	}
 	s := &Server{cfg: cfg, svc: svc, cursors: NewCursors(cfg.CursorKey),
-		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now, cfg.Logger),
-		apiSwitch: &apiSwitch{settings: svc.Settings, now: cfg.Now}}
+		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now, cfg.Logger, cfg.AuthFailures),
+		apiSwitch: &apiSwitch{settings: svc.Settings, now: cfg.Now}, metrics: newMetrics(cfg.Metrics),
+		licence: &licenceCache{svc: svc.Licences, verifier: resources.LicenceVerifier{Keys: cfg.LicenceKeys},
+			now: cfg.Now}}
+	s.auth.cache = cfg.CredentialCache
 	s.router = chi.NewRouter()
-	s.router.Use(requestIDMiddleware(cfg.Logger), s.recoverer, s.gateMiddleware)
+	s.router.Use(requestIDMiddleware(), s.observe, s.recoverer, s.limits, s.gateMiddleware)
 	s.router.NotFound(s.notFound)
 	s.router.MethodNotAllowed(s.methodNotAllowed)
-	s.router.Route(Prefix, func(r chi.Router) { s.api = humachi.New(r, s.humaConfig()) })
-	s.api.UseMiddleware(s.guard, s.contentType, s.idempotency)
+	s.router.Route(Prefix, func(r chi.Router) {
+		s.api = humachi.New(r, s.humaConfig())
+		s.registerDocs(r)
+	})
+	s.api.UseMiddleware(s.annotate, s.deprecation, s.guard, s.contentType, s.inputGuard, s.idempotency,
+		s.licenceGate)
 	s.registerOperations()
+	describeDocument(s.api.OpenAPI())
+	s.registerOperability()
 	return s
 }
 
@@ -122,6 +167,7 @@ func (s *Server) Logger() *slog.Logger { return s.cfg.Logger }
 
 func (s *Server) registerOperations() {
 	s.registerMeta()
+	s.registerProblems()
 	s.registerTokens()
 	s.registerAudit()
 	s.registerCustomers()
@@ -134,6 +180,8 @@ func (s *Server) registerOperations() {
 	s.registerAIGateway()
 	s.registerAINodes()
 	s.registerNodeCaches()
+	s.registerLicence()
+	s.registerBrand()
 }
 
 func (s *Server) humaConfig() huma.Config {
@@ -152,10 +200,12 @@ func (s *Server) humaConfig() huma.Config {
 		{Name: "Projects", Description: "Projects of customers: provisioned in the background, retired, never torn down."},
 		{Name: "Releases", Description: "Promotions, release state and the PROD data lock. Prod approvals happen only in the portal."},
 		{Name: "AI", Description: "The private AI area: model catalogue, AI nodes, node caches and the AI gateway."},
+		{Name: "Licence", Description: "The installation's licence: its state and installing a bundle. Writes need a valid licence."},
+		{Name: "Brand", Description: "The installation's brand (conditional replace with ETag/If-Match) and its image assets."},
 	}
 	cfg.Servers = []*huma.Server{{URL: Prefix}}
 	cfg.OpenAPIPath = "/openapi"
-	cfg.DocsPath = "/docs"
+	cfg.DocsPath = "" // served from the binary by registerDocs
 	cfg.SchemasPath = ""
 	cfg.CreateHooks = nil // no $schema member or Link header
 	cfg.RejectUnknownQueryParameters = true
@@ -168,10 +218,21 @@ func (s *Server) humaConfig() huma.Config {
 }
 
 // documentOperation completes an operation's OpenAPI entry: the default
-// problem answer, and application/json as an alias of merge-patch on PATCH.
-func documentOperation(_ *huma.OpenAPI, op *huma.Operation) {
-	if r, ok := op.Responses["401"]; ok {
-		op.Responses["default"] = &huma.Response{Description: "Problem", Content: r.Content}
+// problem answer, the headers the shared middleware sends with each answer,
+// the limits its parameters' patterns imply, and application/json as an
+// alias of merge-patch on PATCH.
+func documentOperation(oapi *huma.OpenAPI, op *huma.Operation) {
+	for _, status := range []string{"401", "500"} { // a public operation has no 401
+		if r, ok := op.Responses[status]; ok {
+			op.Responses["default"] = &huma.Response{Description: "Problem", Content: r.Content}
+			break
+		}
+	}
+	declareResponseHeaders(oapi, op)
+	for _, p := range op.Parameters {
+		if p.Schema != nil {
+			deriveLimits(p.Schema)
+		}
 	}
 	if op.RequestBody == nil {
 		return

@@ -71,11 +71,11 @@ type (
 
 func (s *Server) registerTenants() {
 	tags := []string{"Tenants"}
-	Register(s.api, Op{ID: "list-tenants", Method: http.MethodGet, Path: "/tenants", Tags: tags,
+	Register(s.api, Op{ID: "list-tenants", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/tenants", Tags: tags,
 		Summary: "List tenants", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest},
 		Description: "Tenants in id order; filters are exact and combine.",
 	}, s.listTenants)
-	Register(s.api, Op{ID: "get-tenant", Method: http.MethodGet, Path: "/tenants/{tenant_id}", Tags: tags,
+	Register(s.api, Op{ID: "get-tenant", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Read a tenant", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 	}, func(ctx context.Context, in *TenantIDInput) (*TenantOutput, error) {
 		t, err := s.svc.Tenants.GetTenant(ctx, parseID(in.TenantID))
@@ -84,17 +84,17 @@ func (s *Server) registerTenants() {
 		}
 		return &TenantOutput{Body: tenantView(*t)}, nil
 	})
-	Register(s.api, Op{ID: "create-tenant", Method: http.MethodPost, Path: "/tenants", Tags: tags, Status: http.StatusCreated,
+	Register(s.api, Op{ID: "create-tenant", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/tenants", Tags: tags, Status: http.StatusCreated,
 		Summary: "Create a tenant", Permissions: tenancyWrite, Idempotent: true,
 		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Adds a tenant to a live customer (404 customer_not_found; 409 customer_archived, slug_taken).",
 	}, s.createTenant)
-	Register(s.api, Op{ID: "patch-tenant", Method: http.MethodPatch, Path: "/tenants/{tenant_id}", Tags: tags,
+	Register(s.api, Op{ID: "patch-tenant", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Rename a tenant (JSON Merge Patch)", Permissions: tenancyWrite,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).",
 	}, s.patchTenant)
-	Register(s.api, Op{ID: "delete-tenant", Method: http.MethodDelete, Path: "/tenants/{tenant_id}", Tags: tags,
+	Register(s.api, Op{ID: "delete-tenant", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Delete an empty tenant", Permissions: tenancyWrite, Destroy: true, Status: http.StatusNoContent,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Only an empty tenant (no projects, retired ones included: 409 tenant_not_empty with blockers) " +
@@ -106,7 +106,7 @@ func (s *Server) registerTenants() {
 
 func (s *Server) listTenants(ctx context.Context, in *ListTenantsInput) (*ListOutput[Tenant], error) {
 	f := resources.TenantFilter{CustomerID: parseID(in.CustomerID), Slug: in.Slug}
-	return listPage(s, "tenants", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.Tenant], error) {
+	return listPage(ctx, s, "tenants", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.Tenant], error) {
 		return s.svc.Tenants.ListTenants(ctx, f, q)
 	}, tenantView)
 }

@@ -82,30 +82,30 @@ var (
 
 func (s *Server) registerUsers() {
 	tags := []string{"Users"}
-	Register(s.api, Op{ID: "list-users", Method: http.MethodGet, Path: "/users", Tags: tags,
+	Register(s.api, Op{ID: "list-users", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/users", Tags: tags,
 		Summary: "List users", Permissions: usersRead, Errors: []int{http.StatusBadRequest},
 		Description: "People in id order, deactivated included; filters combine. email is normalised and matched " +
 			"regardless of case; role lists the holders of that role.",
 	}, s.listUsers)
-	Register(s.api, Op{ID: "get-user", Method: http.MethodGet, Path: "/users/{user_id}", Tags: tags,
+	Register(s.api, Op{ID: "get-user", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/users/{user_id}", Tags: tags,
 		Summary: "Read a user", Permissions: usersRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Deactivated users included.",
 	}, s.getUser)
-	Register(s.api, Op{ID: "invite-user", Method: http.MethodPost, Path: "/users", Tags: tags, Status: http.StatusCreated,
+	Register(s.api, Op{ID: "invite-user", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/users", Tags: tags, Status: http.StatusCreated,
 		Summary: "Invite a user", Permissions: usersWrite, Idempotent: true,
 		Errors: []int{http.StatusBadRequest, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); " +
 			"422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's " +
 			"effective scopes lack (required lists the missing keys).",
 	}, s.inviteUser)
-	Register(s.api, Op{ID: "patch-user", Method: http.MethodPatch, Path: "/users/{user_id}", Tags: tags,
+	Register(s.api, Op{ID: "patch-user", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/users/{user_id}", Tags: tags,
 		Summary: "Change a user (JSON Merge Patch)", Permissions: usersWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set " +
 			"(422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated " +
 			"user is 409 user_deactivated. A patch that changes nothing is not audited.",
 	}, s.patchUser)
-	Register(s.api, Op{ID: "deactivate-user", Method: http.MethodDelete, Path: "/users/{user_id}", Tags: tags,
+	Register(s.api, Op{ID: "deactivate-user", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/users/{user_id}", Tags: tags,
 		Summary: "Deactivate a user", Permissions: usersWrite, Destroy: true, Status: http.StatusNoContent,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Deactivates (never deletes) a person: their tokens answer 401 principal_disabled from the next " +
@@ -124,7 +124,7 @@ func (s *Server) listUsers(ctx context.Context, in *ListUsersInput) (*ListOutput
 		}
 		f.Email = email
 	}
-	return listPage(s, "users", f, in.Limit, in.Cursor, func(q resources.PageQuery) (resources.Page[resources.User], error) {
+	return listPage(ctx, s, "users", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.User], error) {
 		return s.svc.Users.ListUsers(ctx, f, q)
 	}, userView)
 }

@@ -119,11 +119,9 @@ func (s *Store) CreateGatewayKey(ctx context.Context, a resources.Actor, k resou
 			return err
 		}
 		out = resources.IssuedGatewayKey{GatewayKey: row.key(), Value: value}
-		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.create", entityType: "ai_gateway_key",
-			entityID: idString(row.ID), after: row}); err != nil {
-			return err
-		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryGatewayKeyCreated, createdID{row.ID})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.create", entityType: "ai_gateway_key",
+			entityID: idString(row.ID), after: row},
+			recovery{lease: l, point: resources.RecoveryGatewayKeyCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err
 }

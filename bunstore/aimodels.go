@@ -2,10 +2,14 @@ package bunstore
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"platformapi/resources"
 )
@@ -53,6 +57,35 @@ type aiModelRow struct {
 	aiModelMeta
 	CreatedAt time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	// Caches is the row's node caches as JSON, when the query selected
+	// cachesColumn (reads of the catalogue: one query for the row and them).
+	Caches json.RawMessage `bun:"node_caches_json,scanonly" json:"-"`
+}
+
+// cachesColumn selects a catalogue row's node caches, in hostname order,
+// as a JSON array next to the row (alias node_caches_json).
+const cachesColumn = `coalesce((SELECT json_agg(json_build_object('hostname', c.hostname, 'status', c.status,
+	'size_gb', c.size_gb, 'path', c.path, 'updated_at', c.updated_at) ORDER BY c.hostname)
+	FROM node_caches c WHERE c.model_id = ?TableAlias.id), '[]') AS node_caches_json`
+
+// withCachesColumn makes sel read every column of the rows and their node
+// caches.
+func withCachesColumn(sel *bun.SelectQuery) *bun.SelectQuery {
+	return sel.ColumnExpr("?TableAlias.*").ColumnExpr(cachesColumn)
+}
+
+// modelWithCaches converts a row read with cachesColumn.
+func (r aiModelRow) modelWithCaches() (resources.AIModel, error) {
+	m := r.model()
+	var caches []modelCacheRow
+	if err := json.Unmarshal(r.Caches, &caches); err != nil {
+		return m, fmt.Errorf("bunstore: node caches of AI model %d: %w", r.ID, err)
+	}
+	m.NodeCaches = make([]resources.NodeCacheRef, 0, len(caches))
+	for _, c := range caches {
+		m.NodeCaches = append(m.NodeCaches, c.ref())
+	}
+	return m, nil
 }
 
 // model converts the row; NodeCaches is left nil for the caller to fill.
@@ -75,13 +108,23 @@ func aiModelByID(ctx context.Context, db bun.IDB, id int64, lock string) (*aiMod
 	return rowByID[aiModelRow](ctx, db, id, lock, resources.NotFound(resources.CodeAIModelNotFound, "no AI model %d", id))
 }
 
-// GetAIModel reads one catalogue row with its node caches.
+// getAIModelSQL reads one catalogue row and its node caches by id ($1).
+var getAIModelSQL = sync.OnceValue(func() string {
+	return withCachesColumn(bun.NewDB(nil, pgdialect.New()).NewSelect().Model((*aiModelRow)(nil))).
+		Where("?TableAlias.id = $1").String()
+})
+
+// GetAIModel reads one catalogue row with its node caches, in one prepared
+// query (the hottest read of the catalogue).
 func (s *Store) GetAIModel(ctx context.Context, id int64) (*resources.AIModel, error) {
-	row, err := aiModelByID(ctx, s.db, id, "")
-	if err != nil {
+	var row aiModelRow
+	if err := s.preparedRow(ctx, &row, getAIModelSQL(), id); err != nil {
+		if noRows(err) {
+			return nil, resources.NotFound(resources.CodeAIModelNotFound, "no AI model %d", id)
+		}
 		return nil, err
 	}
-	m, err := withCaches(ctx, s.db, row.model())
+	m, err := row.modelWithCaches()
 	if err != nil {
 		return nil, err
 	}
@@ -107,11 +150,9 @@ func (s *Store) CreateAIModel(ctx context.Context, a resources.Actor, m resource
 		}
 		out = row.model()
 		out.NodeCaches = []resources.NodeCacheRef{}
-		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_model.create", entityType: "ai_model",
-			entityID: idString(row.ID), after: row}); err != nil {
-			return err
-		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryAIModelCreated, createdID{row.ID})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "ai_model.create", entityType: "ai_model",
+			entityID: idString(row.ID), after: row},
+			recovery{lease: l, point: resources.RecoveryAIModelCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err
 }

@@ -1,6 +1,7 @@
 package bunstore
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"time"
@@ -23,18 +24,20 @@ var aiModelSortColumns = map[string]func(resources.AIModel) *float64{
 // value and the id (just the id when sorting by id); nulls sort last in
 // either order, ties in id order of the same direction.
 func (s *Store) ListAIModels(ctx context.Context, f resources.AIModelFilter, q resources.PageQuery) (resources.Page[resources.AIModel], error) {
-	sel := s.db.NewSelect().Model((*aiModelRow)(nil))
+	sel := withCachesColumn(s.db.NewSelect().Model((*aiModelRow)(nil)))
 	filterAIModels(sel, f)
 	key, err := orderAIModels(sel, f.Sort, f.Order == "desc", q.After)
 	if err != nil {
 		return resources.Page[resources.AIModel]{}, err
 	}
-	pg, err := scanPage(ctx, sel, q.Limit, aiModelRow.model, key)
-	if err != nil {
-		return pg, err
+	var convErr error
+	conv := func(r aiModelRow) resources.AIModel {
+		m, err := r.modelWithCaches()
+		convErr = cmp.Or(convErr, err)
+		return m
 	}
-	pg.Items, err = withCachesAll(ctx, s.db, pg.Items)
-	return pg, err
+	pg, err := scanPage(ctx, sel, q.Limit, conv, key)
+	return pg, cmp.Or(err, convErr)
 }
 
 // filterAIModels adds the exact filters and the substring search.
@@ -121,14 +124,20 @@ func floatKey(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
-// modelCacheRow is one node cache of a model, as a catalogue row shows it.
+// modelCacheRow is one node cache of a model, as a catalogue row shows it
+// (read as a row, or as JSON from cachesColumn).
 type modelCacheRow struct {
-	ModelID   int64     `bun:"model_id"`
-	Hostname  string    `bun:"hostname"`
-	Status    string    `bun:"status"`
-	SizeGB    *float64  `bun:"size_gb"`
-	Path      *string   `bun:"path"`
-	UpdatedAt time.Time `bun:"updated_at"`
+	ModelID   int64     `bun:"model_id" json:"-"`
+	Hostname  string    `bun:"hostname" json:"hostname"`
+	Status    string    `bun:"status" json:"status"`
+	SizeGB    *float64  `bun:"size_gb" json:"size_gb"`
+	Path      *string   `bun:"path" json:"path"`
+	UpdatedAt time.Time `bun:"updated_at" json:"updated_at"`
+}
+
+func (r modelCacheRow) ref() resources.NodeCacheRef {
+	return resources.NodeCacheRef{Hostname: r.Hostname, Status: r.Status, SizeGB: r.SizeGB, Path: r.Path,
+		UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 // withCaches fills one model's node caches.
@@ -157,8 +166,7 @@ func withCachesAll(ctx context.Context, db bun.IDB, ms []resources.AIModel) ([]r
 	}
 	byModel := map[int64][]resources.NodeCacheRef{}
 	for _, r := range rows {
-		byModel[r.ModelID] = append(byModel[r.ModelID], resources.NodeCacheRef{Hostname: r.Hostname, Status: r.Status,
-			SizeGB: r.SizeGB, Path: r.Path, UpdatedAt: r.UpdatedAt})
+		byModel[r.ModelID] = append(byModel[r.ModelID], r.ref())
 	}
 	for i := range ms {
 		ms[i].NodeCaches = byModel[ms[i].ID]

@@ -32,10 +32,17 @@ func (s *Store) GetAuditEvent(ctx context.Context, id int64) (*resources.AuditEv
 // page; the key is the last row's occurred_at (RFC 3339, nanoseconds) and id.
 func (s *Store) ListAuditEvents(ctx context.Context, f resources.AuditFilter, q resources.PageQuery) (resources.Page[resources.AuditEvent], error) {
 	sel := s.db.NewSelect().Model((*auditRow)(nil)).OrderExpr("occurred_at DESC, id DESC")
-	for col, v := range map[string]string{"actor": f.Actor, "action": f.Action, "entity_type": f.EntityType, "entity_id": f.EntityID} {
+	for col, v := range map[string]string{"actor": f.Actor, "action": f.Action, "entity_type": f.EntityType} {
 		if v != "" {
 			sel.Where("? = ?", bun.Ident(col), v)
 		}
+	}
+	switch {
+	case f.EntityID != "" && f.MaskLicenceSerials:
+		sel.Where(`CASE WHEN entity_type = ? THEN coalesce('****-****-****' || substring(entity_id from '-[^-]*$'), '****')
+			ELSE entity_id END = ?`, resources.EntityTypeLicence, f.EntityID)
+	case f.EntityID != "":
+		sel.Where("entity_id = ?", f.EntityID)
 	}
 	if f.Since != nil {
 		sel.Where("occurred_at >= ?", *f.Since)

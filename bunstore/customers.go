@@ -26,13 +26,14 @@ type customerRow struct {
 	Status              string    `bun:"status" json:"status"`
 	CreatedAt           time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt           time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	ProjectCount        *int      `bun:"project_count,scanonly" json:"-"` // only when a list asks for it
 }
 
 func (r customerRow) customer() resources.Customer {
 	return resources.Customer{ID: r.ID, ShortName: r.ShortName, LongName: r.LongName, VCSGroup: r.VCSGroup,
 		PrimaryContactEmail: r.PrimaryContactEmail, PrimaryContactName: r.PrimaryContactName, BillingTier: r.BillingTier,
 		CustomerIndex: r.CustomerIndex, DefaultEmailTier: r.DefaultEmailTier, Edition: r.Edition, Notes: r.Notes,
-		Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ProjectCount: r.ProjectCount}
 }
 
 func rowOf(c resources.Customer) *customerRow {
@@ -52,6 +53,10 @@ func (s *Store) ListCustomers(ctx context.Context, f resources.CustomerFilter, q
 		if v != "" {
 			sel.Where("? = ?", bun.Ident(col), v)
 		}
+	}
+	if f.WithProjectCount {
+		sel.ColumnExpr("?TableAlias.*").
+			ColumnExpr("(SELECT count(*) FROM projects p WHERE p.customer_id = ?TableAlias.id) AS project_count")
 	}
 	return scanPage(ctx, sel, q.Limit, customerRow.customer, func(c resources.Customer) []string { return idKey(c.ID) })
 }
@@ -78,6 +83,10 @@ func (s *Store) CreateCustomer(ctx context.Context, a resources.Actor, c resourc
 	}
 	var out resources.Customer
 	err := s.inTx(ctx, func(tx bun.Tx) error {
+		if err := checkUsageLimit(ctx, tx, resources.LimitCustomers,
+			"SELECT count(*) FROM customers WHERE status <> 'archived'"); err != nil {
+			return err
+		}
 		row, err := insertCustomer(ctx, tx, c)
 		if err != nil {
 			return err
@@ -86,11 +95,9 @@ func (s *Store) CreateCustomer(ctx context.Context, a resources.Actor, c resourc
 			return err
 		}
 		out = row.customer()
-		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "customer.create", entityType: "customer",
-			entityID: idString(row.ID), after: row}); err != nil {
-			return err
-		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryCustomerCreated, createdID{row.ID})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "customer.create", entityType: "customer",
+			entityID: idString(row.ID), after: row},
+			recovery{lease: l, point: resources.RecoveryCustomerCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err
 }

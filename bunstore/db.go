@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,19 +28,36 @@ const (
 	connMaxIdleTime = 5 * time.Minute
 )
 
+// queryExecMode is how pgx sends a query unless the DSN names another
+// (default_query_exec_mode=…). Bun writes arguments into the SQL text, so
+// nearly every statement text is new: pgx's default (prepare, cache, evict,
+// deallocate per distinct text) spends a round trip and a server-side
+// prepared statement on each. The simple protocol sends the finished text
+// in one Query message: one round trip, nothing prepared, nothing to evict
+// (pgx interpolates the few real parameters, River's, itself). Hot reads
+// that take real parameters prepare explicitly (Store.preparedRow).
+// docs/decisions.md has the measurements behind the choice.
+const queryExecMode = pgx.QueryExecModeSimpleProtocol
+
 // Open connects to the PostgreSQL database named by dsn (a URL such as
 // postgres://user:pw@host:5432/db?sslmode=disable or a keyword/value string)
 // through database/sql and the pgx driver, and returns a bun.DB using the
 // PostgreSQL dialect. It pings the server with ctx before returning, so a
 // nil error means the database was reachable. Errors never contain the
 // DSN's password. The caller must Close the returned DB.
-func Open(ctx context.Context, dsn string) (*bun.DB, error) {
+func Open(ctx context.Context, dsn string, opts ...OpenOption) (*bun.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgconn redacts the password in its parse errors.
 		return nil, fmt.Errorf("bunstore: parse database DSN: %w", err)
 	}
+	for _, o := range opts {
+		o(cfg)
+	}
 	target := describe(cfg)
+	if !strings.Contains(dsn, "default_query_exec_mode") {
+		cfg.DefaultQueryExecMode = queryExecMode
+	}
 
 	sqldb := stdlib.OpenDB(*cfg)
 	maxOpen := max(connsPerProc*runtime.GOMAXPROCS(0), minOpenConns)
@@ -59,4 +78,19 @@ func Open(ctx context.Context, dsn string) (*bun.DB, error) {
 func describe(cfg *pgx.ConnConfig) string {
 	return fmt.Sprintf("database %q as user %q on %s:%d",
 		cfg.Database, cfg.User, cfg.Host, cfg.Port)
+}
+
+// OpenOption adjusts the connections Open makes.
+type OpenOption func(*pgx.ConnConfig)
+
+// WithStatementTimeout makes PostgreSQL cancel any statement of these
+// connections running longer than d (its statement_timeout; a lock wait
+// counts). The error is SQLSTATE 57014, which the API answers as 503
+// unavailable. d <= 0 leaves the server's setting.
+func WithStatementTimeout(d time.Duration) OpenOption {
+	return func(cfg *pgx.ConnConfig) {
+		if d > 0 {
+			cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(max(d.Milliseconds(), 1), 10)
+		}
+	}
 }

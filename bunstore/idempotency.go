@@ -30,62 +30,92 @@ type idempotencyRow struct {
 	FinishedAt     *time.Time          `bun:"finished_at"`
 }
 
-// Begin implements resources.Idempotency in one short transaction: a new key
-// is recorded and leased; a finished one is replayed; a running one is 429;
-// one whose lease ran out (a crash) is taken over at its recovery point.
+// Begin implements resources.Idempotency. A new key (or one whose earlier
+// attempt lost its lease without an answer) is claimed by one statement: one
+// round trip and one autocommit, nothing held open. Only when the claim
+// finds the key taken does a second read decide: replay a finished answer,
+// 409 for another request, 429 while it runs; a key older than the window
+// is deleted and claimed afresh.
 func (s *Store) Begin(ctx context.Context, r resources.IdempotencyRequest) (resources.Begun, error) {
-	var out resources.Begun
-	err := s.inTx(ctx, func(tx bun.Tx) error {
+	for range 3 { // the key can change hands between the claim and the read
 		now := s.now().UTC()
-		row, err := lockKey(ctx, tx, r, now)
-		if err != nil {
-			return err
+		lease, err := s.claimKey(ctx, r, now)
+		if err != nil || lease != nil {
+			return resources.Begun{Lease: lease}, err
 		}
-		if !bytes.Equal(row.Fingerprint, r.Fingerprint) {
-			return resources.Errorf(resources.KindConflict, resources.CodeIdempotencyKeyReused,
-				"this Idempotency-Key was used for a different request; use a new key")
+		begun, retry, err := s.takenKey(ctx, r, now)
+		if err != nil || !retry {
+			return begun, err
 		}
-		if row.ResponseStatus != nil {
-			out.Replay = &resources.StoredResponse{Status: *row.ResponseStatus, Header: row.ResponseHeader, Body: row.ResponseBody}
-			return nil
-		}
-		if row.LockedUntil != nil && row.LockedUntil.After(now) && row.Lease != nil {
-			e := resources.Errorf(resources.KindConflict, resources.CodeIdempotencyInProgress,
-				"a request with this Idempotency-Key is still running; retry after Retry-After seconds")
-			e.Kind, e.RetryAfter = resources.KindTooManyRequests, max(time.Second, row.LockedUntil.Sub(now))
-			return e
-		}
-		out.Lease, err = takeLease(ctx, tx, row, now)
-		return err
-	})
-	return out, err
+	}
+	return resources.Begun{}, inProgress()
 }
 
-// lockKey returns the key's row locked FOR UPDATE, inserting it when absent
-// and replacing it when older than the idempotency window.
-func lockKey(ctx context.Context, tx bun.Tx, r resources.IdempotencyRequest, now time.Time) (*idempotencyRow, error) {
-	_, err := tx.NewRaw(`DELETE FROM idempotency_keys WHERE account = ? AND key = ? AND created_at < ?`,
-		r.Account, r.Key, now.Add(-resources.IdempotencyWindow)).Exec(ctx)
-	if err != nil {
-		return nil, err
-	}
-	_, err = tx.NewRaw(`INSERT INTO idempotency_keys (account, key, fingerprint, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (account, key) DO NOTHING`, r.Account, r.Key, r.Fingerprint, now).Exec(ctx)
-	if err != nil {
-		return nil, err
-	}
-	row := &idempotencyRow{}
-	err = tx.NewSelect().Model(row).Where("account = ? AND key = ?", r.Account, r.Key).For("UPDATE").Scan(ctx)
-	return row, err
+// inProgress is the 429 of a key whose request still runs; the retry can
+// come soon (the first request usually ends in milliseconds).
+func inProgress() *resources.Error {
+	e := resources.Errorf(resources.KindTooManyRequests, resources.CodeIdempotencyInProgress,
+		"a request with this Idempotency-Key is still running; retry after Retry-After seconds")
+	e.RetryAfter = resources.IdempotencyRetryAfter
+	return e
 }
 
-func takeLease(ctx context.Context, tx bun.Tx, row *idempotencyRow, now time.Time) (*resources.Lease, error) {
+// claimSQL inserts a new key with a lease, or leases an existing one of the
+// same request that has no answer and no live lease (a crash or a 5xx);
+// it returns nothing when the key is taken otherwise. Its commit does not
+// wait for the WAL flush (synchronous_commit off for this statement's
+// transaction only): a claim lost in a crash leaves the key free, which
+// is right as long as nothing was done under it, and anything done under
+// it is the business transaction, whose own (synchronous) commit flushes
+// the WAL past the claim. A keyed request thus waits for one flush, as an
+// unkeyed one does.
+const claimSQL = `INSERT INTO idempotency_keys AS k (account, key, fingerprint, created_at, lease, locked_until)
+	SELECT ?0, ?1, ?2, ?3, ?4, ?5 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+	ON CONFLICT (account, key) DO UPDATE SET lease = EXCLUDED.lease, locked_until = EXCLUDED.locked_until
+	WHERE k.fingerprint = EXCLUDED.fingerprint AND k.response_status IS NULL AND k.created_at >= ?6
+	  AND (k.lease IS NULL OR k.locked_until <= ?3)
+	RETURNING k.id, k.recovery_point, k.recovery_data`
+
+func (s *Store) claimKey(ctx context.Context, r resources.IdempotencyRequest, now time.Time) (*resources.Lease, error) {
 	token := rand.Text()
-	until := now.Add(resources.IdempotencyLeaseTTL)
-	if _, err := tx.NewUpdate().Model(row).Set("lease = ?, locked_until = ?", token, until).WherePK().Exec(ctx); err != nil {
+	var row idempotencyRow
+	err := s.db.NewRaw(claimSQL, r.Account, r.Key, r.Fingerprint, now, token, now.Add(resources.IdempotencyLeaseTTL),
+		now.Add(-resources.IdempotencyWindow)).Scan(ctx, &row.ID, &row.RecoveryPoint, &row.RecoveryData)
+	if noRows(err) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
-	return &resources.Lease{ID: row.ID, Token: token, RecoveryPoint: row.RecoveryPoint, RecoveryData: row.RecoveryData}, nil
+	return &resources.Lease{ID: row.ID, Token: token, RecoveryPoint: row.RecoveryPoint,
+		RecoveryData: row.RecoveryData}, nil
+}
+
+// takenKey reads a key the claim could not take and decides; retry means
+// the claim may succeed now (the key expired and was deleted, or it was
+// released or its lease ran out meanwhile).
+func (s *Store) takenKey(ctx context.Context, r resources.IdempotencyRequest,
+	now time.Time) (resources.Begun, bool, error) {
+	row := &idempotencyRow{}
+	err := s.db.NewSelect().Model(row).Where("account = ? AND key = ?", r.Account, r.Key).Scan(ctx)
+	switch {
+	case noRows(err):
+		return resources.Begun{}, true, nil
+	case err != nil:
+		return resources.Begun{}, false, err
+	case row.CreatedAt.Before(now.Add(-resources.IdempotencyWindow)):
+		_, err := s.db.NewDelete().Model(row).WherePK().Where("created_at = ?", row.CreatedAt).Exec(ctx)
+		return resources.Begun{}, err == nil, err
+	case !bytes.Equal(row.Fingerprint, r.Fingerprint):
+		return resources.Begun{}, false, resources.Errorf(resources.KindConflict, resources.CodeIdempotencyKeyReused,
+			"this Idempotency-Key was used for a different request; use a new key")
+	case row.ResponseStatus != nil:
+		return resources.Begun{Replay: &resources.StoredResponse{Status: *row.ResponseStatus,
+			Header: row.ResponseHeader, Body: row.ResponseBody}}, false, nil
+	case row.Lease != nil && row.LockedUntil != nil && row.LockedUntil.After(now):
+		return resources.Begun{}, false, inProgress()
+	}
+	return resources.Begun{}, true, nil
 }
 
 // Finish stores the answer for replay and ends the lease.
@@ -114,6 +144,121 @@ func (s *Store) SetRecoveryPoint(ctx context.Context, tx bun.IDB, l *resources.L
 	return s.leaseUpdate(ctx, tx, l, "recovery_point = ?, recovery_data = ?", point, json.RawMessage(raw))
 }
 
+// recovery is a keyed change's recovery point: the point reached, its data
+// and the change's result (from which the lease may render the answer).
+type recovery struct {
+	lease  *resources.Lease
+	point  string
+	data   any
+	result any
+}
+
+// auditKeyed writes the audit event of a keyed change and, in the same
+// statement (a data-modifying WITH), its recovery point through the lease
+// and, when the lease renders one from the result, the answer: a keyed
+// change costs no round trip more than an unkeyed one inside its
+// transaction. A lost lease fails it (rolling the change back), as
+// SetRecoveryPoint does. Without a lease it writes the audit event only.
+func (s *Store) auditKeyed(ctx context.Context, tx bun.IDB, e auditEntry, r recovery) error {
+	if r.lease == nil {
+		return writeAudit(ctx, tx, e)
+	}
+	row, err := e.row()
+	if err != nil {
+		return err
+	}
+	answer, ok := s.answerOf(r)
+	var key bun.Query
+	if r.lease.AtCommit != nil {
+		key, err = s.keyInsert(tx, r, answer)
+	} else {
+		key, err = s.recoveryUpdate(tx, r, answer)
+	}
+	if err != nil {
+		return err
+	}
+	var id *int64
+	if err := tx.NewInsert().With("k", key).Model(row).Returning("(SELECT id FROM k)").Scan(ctx, &id); err != nil {
+		return err
+	}
+	switch {
+	case id == nil && r.lease.AtCommit != nil:
+		return inProgress() // the key is there already: the middleware claims it first and decides
+	case id == nil:
+		return leaseLost()
+	}
+	r.lease.ID = *id
+	if ok {
+		r.lease.Stored = &answer
+	}
+	return nil
+}
+
+// answerOf is the answer the lease renders from the change's result, when
+// it renders one (below 500).
+func (s *Store) answerOf(r recovery) (resources.StoredResponse, bool) {
+	if r.lease.Answer == nil {
+		return resources.StoredResponse{}, false
+	}
+	answer, ok := r.lease.Answer(r.result)
+	return answer, ok && answer.Status < 500
+}
+
+// keyInsertSQL writes a key at commit (Lease.AtCommit) with its lease,
+// recovery point and answer (or none); a key older than the window is
+// taken over, any other key there already makes it return no row.
+const keyInsertSQL = `INSERT INTO idempotency_keys AS k (account, key, fingerprint, created_at, lease, locked_until,
+		recovery_point, recovery_data, response_status, response_header, response_body, finished_at)
+	VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+	ON CONFLICT (account, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at,
+		lease = EXCLUDED.lease, locked_until = EXCLUDED.locked_until, recovery_point = EXCLUDED.recovery_point,
+		recovery_data = EXCLUDED.recovery_data, response_status = EXCLUDED.response_status,
+		response_header = EXCLUDED.response_header, response_body = EXCLUDED.response_body,
+		finished_at = EXCLUDED.finished_at
+	WHERE k.created_at < ?12
+	RETURNING k.id`
+
+// keyInsert is the INSERT of a key written by the business transaction.
+func (s *Store) keyInsert(tx bun.IDB, r recovery, answer resources.StoredResponse) (bun.Query, error) {
+	raw, err := json.Marshal(r.data)
+	if err != nil {
+		return nil, err
+	}
+	now, q := s.now().UTC(), r.lease.AtCommit
+	var status *int
+	var header map[string][]string
+	var body []byte
+	var finished *time.Time
+	if answer.Status != 0 {
+		status, header, body, finished = &answer.Status, headerJSON(answer.Header), answer.Body, &now
+	}
+	return tx.NewRaw(keyInsertSQL, q.Account, q.Key, q.Fingerprint, now, r.lease.Token,
+		now.Add(resources.IdempotencyLeaseTTL), r.point, json.RawMessage(raw), status, header, body, finished,
+		now.Add(-resources.IdempotencyWindow)), nil
+}
+
+// recoveryUpdate is the UPDATE of a claimed key recording r and, when its
+// Status is set, the answer.
+func (s *Store) recoveryUpdate(tx bun.IDB, r recovery, answer resources.StoredResponse) (bun.Query, error) {
+	raw, err := json.Marshal(r.data)
+	if err != nil {
+		return nil, err
+	}
+	upd := tx.NewUpdate().Model((*idempotencyRow)(nil)).
+		Set("recovery_point = ?, recovery_data = ?", r.point, json.RawMessage(raw)).
+		Where("id = ? AND lease = ?", r.lease.ID, r.lease.Token).Returning("id")
+	if answer.Status != 0 {
+		upd.Set("response_status = ?, response_header = ?, response_body = ?, finished_at = ?",
+			answer.Status, headerJSON(answer.Header), answer.Body, s.now().UTC())
+	}
+	return upd, nil
+}
+
+func leaseLost() error {
+	return resources.Errorf(resources.KindConflict, resources.CodeIdempotencyLeaseLost,
+		"the Idempotency-Key was taken over by a retry; retry to get its answer")
+}
+
 func (s *Store) leaseUpdate(ctx context.Context, db bun.IDB, l *resources.Lease, set string, args ...any) error {
 	res, err := db.NewUpdate().Model((*idempotencyRow)(nil)).Set(set, args...).
 		Where("id = ? AND lease = ?", l.ID, l.Token).Exec(ctx)
@@ -121,8 +266,7 @@ func (s *Store) leaseUpdate(ctx context.Context, db bun.IDB, l *resources.Lease,
 		return err
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return resources.Errorf(resources.KindConflict, resources.CodeIdempotencyLeaseLost,
-			"the Idempotency-Key was taken over by a retry; retry to get its answer")
+		return leaseLost()
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/uptrace/bun"
@@ -58,13 +59,17 @@ type WorkerConfig struct {
 	RescueAfter    time.Duration // a job running this long is presumed lost (crash); 0: 10 minutes
 	PollInterval   time.Duration // 0: 1 second
 	Logger         *slog.Logger
+	// Metrics, when set, receives the job counters and run-time histograms.
+	Metrics prometheus.Registerer
 }
 
 // Worker runs the long-running operations (River over PostgreSQL): every
 // job's effect and its completion commit in one transaction, so a restart
 // loses no operation and a retried job never applies its effect twice.
 type Worker struct {
-	client *river.Client[*sql.Tx]
+	client  *river.Client[*sql.Tx]
+	metrics *jobMetrics // nil: no metrics
+	stopSub func()
 }
 
 // NewWorker builds the worker over the store's database.
@@ -87,17 +92,35 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{client: client}, nil
+	w := &Worker{client: client, stopSub: func() {}}
+	if cfg.Metrics != nil {
+		w.metrics = newJobMetrics(cfg.Metrics)
+	}
+	return w, nil
 }
 
 // Start begins working jobs in the background until Stop.
-func (w *Worker) Start(ctx context.Context) error { return w.client.Start(ctx) }
+func (w *Worker) Start(ctx context.Context) error {
+	if w.metrics != nil {
+		events, cancel := w.client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed,
+			river.EventKindJobCancelled, river.EventKindJobSnoozed)
+		w.stopSub = cancel
+		go w.metrics.consume(events)
+	}
+	return w.client.Start(ctx)
+}
 
 // Stop lets running jobs finish (bounded by ctx) and stops.
-func (w *Worker) Stop(ctx context.Context) error { return w.client.Stop(ctx) }
+func (w *Worker) Stop(ctx context.Context) error {
+	defer w.stopSub()
+	return w.client.Stop(ctx)
+}
 
 // StopAndCancel cancels running jobs (they are retried later) and stops.
-func (w *Worker) StopAndCancel(ctx context.Context) error { return w.client.StopAndCancel(ctx) }
+func (w *Worker) StopAndCancel(ctx context.Context) error {
+	defer w.stopSub()
+	return w.client.StopAndCancel(ctx)
+}
 
 func cmpOr(d, def time.Duration) time.Duration {
 	if d > 0 {

@@ -111,6 +111,7 @@ func (m TokenMinter) ExtendToken(ctx context.Context, as string, id int64, days 
 func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, action string,
 	change func(personRow, *tokenRow) (bool, error)) (resources.APIToken, error) {
 	var out resources.APIToken
+	changed := false
 	err := m.inTx(ctx, func(tx bun.Tx) error {
 		p, err := personByEmail(ctx, tx, as)
 		if err != nil {
@@ -127,7 +128,7 @@ func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, actio
 			return err
 		}
 		before := row
-		changed, err := change(p, &row)
+		changed, err = change(p, &row)
 		if err != nil || !changed {
 			out = row.token()
 			return err
@@ -140,6 +141,9 @@ func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, actio
 		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(p), action: action, entityType: "api_token",
 			entityID: idString(id), before: before, after: row})
 	})
+	if changed {
+		err = m.published(ctx, err, resources.TokenChanged(id))
+	}
 	return out, err
 }
 

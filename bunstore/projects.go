@@ -53,6 +53,9 @@ func (s *Store) ListProjects(ctx context.Context, f resources.ProjectFilter, q r
 			sel.Where("? = ?", bun.Ident(col), v)
 		}
 	}
+	if f.CustomerStatus != "" {
+		sel.Where("customer_id IN (SELECT id FROM customers WHERE status = ?)", f.CustomerStatus)
+	}
 	return scanPage(ctx, sel, q.Limit, projectRow.project, func(p resources.Project) []string { return idKey(p.ID) })
 }
 
@@ -87,11 +90,9 @@ func (s *Store) CreateProject(ctx context.Context, a resources.Actor, p resource
 			return err
 		}
 		out = op.operation()
-		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "project.create", entityType: "project",
-			entityID: idString(row.ID), after: row}); err != nil {
-			return err
-		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryProjectMade, createdID{op.ID})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "project.create", entityType: "project",
+			entityID: idString(row.ID), after: row},
+			recovery{lease: l, point: resources.RecoveryProjectMade, data: createdID{op.ID}, result: out})
 	})
 	return out, err
 }

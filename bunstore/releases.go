@@ -91,11 +91,9 @@ func (s *Store) RequestPromotion(ctx context.Context, a resources.Actor, request
 			return err
 		}
 		out = row.release()
-		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "release.request", entityType: "release_operation",
-			entityID: idString(row.ID), after: row}); err != nil {
-			return err
-		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryPromotion, createdID{row.ID})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "release.request", entityType: "release_operation",
+			entityID: idString(row.ID), after: row},
+			recovery{lease: l, point: resources.RecoveryPromotion, data: createdID{row.ID}, result: out})
 	})
 	return out, err
 }

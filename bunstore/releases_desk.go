@@ -3,7 +3,6 @@ package bunstore
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
@@ -21,7 +20,7 @@ func (s *Store) ApproveRelease(ctx context.Context, as string, id int64, note st
 			return err
 		}
 		r.Status = resources.OpPending
-		r.Decision = &resources.Decision{Outcome: "approved", By: actor.Label, At: time.Now().UTC(), Note: nonEmpty(note)}
+		r.Decision = &resources.Decision{Outcome: "approved", By: actor.Label, At: s.now().UTC(), Note: nonEmpty(note)}
 		return nil
 	})
 }
@@ -36,10 +35,10 @@ func (s *Store) RejectRelease(ctx context.Context, as string, id int64, reason s
 		if r.Status != resources.OpAwaitingApproval {
 			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval, "release operation %d is %s", r.ID, r.Status)
 		}
-		now := time.Now().UTC()
+		now := s.now().UTC()
 		r.Status, r.FinishedAt = resources.OpFailed, &now
 		r.Decision = &resources.Decision{Outcome: "rejected", By: actor.Label, At: now, Reason: &reason}
-		r.Error = &resources.OperationError{Code: "release_rejected", Detail: reason}
+		r.Error = &resources.OperationError{Code: resources.CodeReleaseRejected, Detail: reason}
 		return nil
 	})
 }
@@ -131,7 +130,7 @@ func (w *promotionWorker) Work(ctx context.Context, job *river.Job[promotionArgs
 			skip = err == nil
 			return errOr(err, completeJob(ctx, tx, job))
 		}
-		now := time.Now().UTC()
+		now := w.store.now().UTC()
 		r.Status, r.DispatchedAt = resources.OpRunning, &now
 		d, err = dispatchOf(ctx, tx, r)
 		return errOr(err, updateRow(ctx, tx, r))
@@ -145,7 +144,7 @@ func (w *promotionWorker) Work(ctx context.Context, job *river.Job[promotionArgs
 	}
 	return w.store.inTx(ctx, func(tx bun.Tx) error {
 		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, resources.Actor{Label: "system"},
-			&resources.OperationError{Code: "pipeline_refused", Detail: err.Error()}, nil), completeJob(ctx, tx, job))
+			&resources.OperationError{Code: resources.CodePipelineRefused, Detail: err.Error()}, nil), completeJob(ctx, tx, job))
 	})
 }
 

@@ -29,6 +29,7 @@ func (s *Store) Settings(ctx context.Context) (resources.Settings, error) {
 // nothing.
 func (s *Store) SetAPIEnabled(ctx context.Context, as string, enabled bool) (resources.Settings, error) {
 	var out resources.Settings
+	changed := false
 	err := s.inTx(ctx, func(tx bun.Tx) error {
 		actor, err := sessionActor(ctx, tx, as, resources.PermAdmin)
 		if err != nil {
@@ -47,7 +48,7 @@ func (s *Store) SetAPIEnabled(ctx context.Context, as string, enabled bool) (res
 		if _, err := tx.NewUpdate().Model(&after).WherePK().Exec(ctx); err != nil {
 			return err
 		}
-		out = resources.Settings{APIEnabled: after.APIEnabled, UpdatedAt: after.UpdatedAt}
+		out, changed = resources.Settings{APIEnabled: after.APIEnabled, UpdatedAt: after.UpdatedAt}, true
 		action := "settings.api_disable"
 		if enabled {
 			action = "settings.api_enable"
@@ -55,6 +56,9 @@ func (s *Store) SetAPIEnabled(ctx context.Context, as string, enabled bool) (res
 		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "platform_settings",
 			entityID: "api_v1", before: before, after: after})
 	})
+	if changed {
+		err = s.published(ctx, err, resources.Change{Kind: resources.ChangeAPISwitch})
+	}
 	return out, err
 }
 

@@ -1,6 +1,7 @@
 package bunstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
@@ -17,9 +19,10 @@ import (
 // Store implements the resources services over PostgreSQL. Every change runs
 // in one transaction together with its audit event.
 type Store struct {
-	db   *bun.DB
-	now  func() time.Time
-	jobs jobs
+	db      *bun.DB
+	now     func() time.Time
+	jobs    jobs
+	changes resources.ChangePublisher // nil: no replica caches credentials
 }
 
 // NewStore wraps an open, migrated database.
@@ -63,20 +66,28 @@ type auditRow struct {
 // writeAudit inserts the audit event of a change inside its transaction, with
 // every secret-looking member of the states nulled.
 func writeAudit(ctx context.Context, tx bun.IDB, e auditEntry) error {
-	before, err := resources.AuditState(e.before)
+	row, err := e.row()
 	if err != nil {
 		return err
+	}
+	_, err = tx.NewInsert().Model(row).Exec(ctx)
+	return err
+}
+
+// row is the audit row of the entry.
+func (e auditEntry) row() (*auditRow, error) {
+	before, err := resources.AuditState(e.before)
+	if err != nil {
+		return nil, err
 	}
 	after, err := resources.AuditState(e.after)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	row := &auditRow{Actor: e.actor.Label, Action: e.action, EntityType: e.entityType,
+	return &auditRow{Actor: e.actor.Label, Action: e.action, EntityType: e.entityType,
 		EntityID: nonEmpty(e.entityID), AuthKind: nonEmpty(e.actor.AuthKind), TokenID: nonEmpty(e.actor.TokenID),
 		RequestID: nonEmpty(e.actor.RequestID), SourceIP: nonEmpty(e.actor.SourceIP),
-		BeforeState: before, AfterState: after}
-	_, err = tx.NewInsert().Model(row).Exec(ctx)
-	return err
+		BeforeState: before, AfterState: after}, nil
 }
 
 func nonEmpty(s string) *string {
@@ -94,13 +105,15 @@ func scanPage[R, T any](ctx context.Context, sel *bun.SelectQuery, limit int, co
 		return resources.Page[T]{}, err
 	}
 	out := make([]T, 0, min(len(rows), limit))
+	keys := make([][]string, 0, cap(out))
 	for _, r := range rows[:min(len(rows), limit)] {
 		out = append(out, conv(r))
+		keys = append(keys, key(out[len(out)-1]))
 	}
 	if len(rows) <= limit {
-		return resources.Page[T]{Items: out}, nil
+		return resources.Page[T]{Items: out, Keys: keys}, nil
 	}
-	return resources.Page[T]{Items: out, Next: key(out[len(out)-1])}, nil
+	return resources.Page[T]{Items: out, Keys: keys, Next: keys[len(keys)-1]}, nil
 }
 
 // byID orders sel by id and starts it after the page key (an id), if any.
@@ -140,6 +153,42 @@ func idString(id int64) string { return strconv.FormatInt(id, 10) }
 func checkViolation(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23514"
+}
+
+// preparedRow scans the first row of a hot read into model. Unlike Bun's
+// queries (arguments written into the text, so a new statement per value),
+// query takes real parameters ($1, …) and runs as a statement pgx prepares
+// once per connection, so PostgreSQL parses and plans it once. sql.ErrNoRows
+// when there is no row.
+func (s *Store) preparedRow(ctx context.Context, model any, query string, args ...any) error {
+	rows, err := s.db.DB.QueryContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return cmp.Or(rows.Err(), sql.ErrNoRows)
+	}
+	if err := s.db.ScanRow(ctx, rows, model); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// SetChangePublisher makes the store tell every replica, after commit, about
+// changes to tokens, people's roles and status, and the API switch.
+func (s *Store) SetChangePublisher(p resources.ChangePublisher) { s.changes = p }
+
+// published publishes changes when err is nil (the change committed) and
+// returns err.
+func (s *Store) published(ctx context.Context, err error, changes ...resources.Change) error {
+	if err != nil || s.changes == nil {
+		return err
+	}
+	for _, c := range changes {
+		s.changes.Publish(context.WithoutCancel(ctx), c)
+	}
+	return nil
 }
 
 // SetClock replaces the store's clock (tests move time forward with it).

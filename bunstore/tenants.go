@@ -68,11 +68,9 @@ func (s *Store) CreateTenant(ctx context.Context, a resources.Actor, t resources
 			return err
 		}
 		out = row.tenant()
-		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.create", entityType: "tenant",
-			entityID: idString(row.ID), after: row}); err != nil {
-			return err
-		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryTenantCreated, createdID{row.ID})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "tenant.create", entityType: "tenant",
+			entityID: idString(row.ID), after: row},
+			recovery{lease: l, point: resources.RecoveryTenantCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err
 }

@@ -177,7 +177,7 @@ func (s *Store) changeRoles(ctx context.Context, as, email, action string, chang
 		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "user",
 			entityID: idString(after.ID), before: before, after: after})
 	})
-	return out, err
+	return out, s.published(ctx, err, resources.PrincipalChanged(resources.PrincipalUser, out.ID))
 }
 
 // userRoles is the sorted role names of the person u, as a SQL expression.

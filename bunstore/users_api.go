@@ -80,11 +80,9 @@ func (s *Store) InviteUser(ctx context.Context, a resources.Actor, u resources.N
 			return err
 		}
 		out = row.user()
-		if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "user.invite", entityType: "user",
-			entityID: idString(row.ID), after: row}); err != nil {
-			return err
-		}
-		return s.SetRecoveryPoint(ctx, tx, l, resources.RecoveryUserInvited, createdID{row.ID})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "user.invite", entityType: "user",
+			entityID: idString(row.ID), after: row},
+			recovery{lease: l, point: resources.RecoveryUserInvited, data: createdID{row.ID}, result: out})
 	})
 	return out, err
 }
@@ -144,7 +142,7 @@ func (s *Store) PatchUser(ctx context.Context, a resources.Actor, id int64, p re
 		return writeAudit(ctx, tx, auditEntry{actor: a, action: "user.update", entityType: "user",
 			entityID: idString(id), before: before, after: after})
 	})
-	return out, err
+	return out, s.published(ctx, err, resources.PrincipalChanged(resources.PrincipalUser, id))
 }
 
 // updateUser writes the display name and, when they changed, the role set.
@@ -173,7 +171,7 @@ func updateUser(ctx context.Context, tx bun.Tx, before *userRow, next resources.
 // Deactivating a deactivated person changes nothing; nobody can deactivate
 // themself.
 func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64) error {
-	return s.inTx(ctx, func(tx bun.Tx) error {
+	err := s.inTx(ctx, func(tx bun.Tx) error {
 		before, err := userByID(ctx, tx, id, true)
 		if err != nil {
 			return err
@@ -194,6 +192,7 @@ func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64)
 		return writeAudit(ctx, tx, auditEntry{actor: a, action: "user.deactivate", entityType: "user",
 			entityID: idString(id), before: before, after: &after})
 	})
+	return s.published(ctx, err, resources.PrincipalChanged(resources.PrincipalUser, id))
 }
 
 // guardAdministrators runs change and refuses it (rolling it back) when it

@@ -17,7 +17,7 @@ const (
 	GatewayKeyRevoked         = "revoked"
 	CodeGatewayKeyNotFound    = "gateway_key_not_found"
 	CodeGatewayKeyRevoked     = "gateway_key_revoked"
-	CodeReturnValueNotKeyed   = "return_value_not_idempotent"
+	CodeValueShownOnce        = "value_shown_once" // warning: the value is not in this answer
 	RecoveryGatewayKeyCreated = "gateway_key_created"
 )
 

@@ -298,7 +298,7 @@ func (m AIModel) Apply(p AIModelPatch) (AIModel, error) {
 	Apply(&m.DisplayName, p.DisplayName)
 	Apply(&m.Gated, p.Gated)
 	m.AIModelMeta = m.AIModelMeta.apply(p.Meta)
-	return m, nil
+	return m, ValidateBenchmarks(m.Benchmarks) // the limit holds for the merged result
 }
 
 // apply sets or clears every member the patch sends.
@@ -319,8 +319,8 @@ func (m AIModelMeta) apply(p AIModelMetaPatch) AIModelMeta {
 	case !p.Benchmarks.Set:
 	case p.Benchmarks.Null:
 		m.Benchmarks = nil
-	default:
-		m.Benchmarks = p.Benchmarks.Value
+	default: // RFC 7396: merged member by member; a null member removes it
+		m.Benchmarks = Benchmarks(MergeObject(m.Benchmarks, p.Benchmarks.Value))
 	}
 	return m
 }

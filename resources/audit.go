@@ -41,7 +41,16 @@ type AuditFilter struct {
 	EntityID   string
 	Since      *time.Time // inclusive
 	Until      *time.Time // exclusive
+	// MaskLicenceSerials compares EntityID with the masked serial on rows of
+	// entity type licence (a caller without licence-admin-global sees and
+	// filters by the masked form only).
+	MaskLicenceSerials bool
 }
+
+// EntityTypeLicence is the entity type of licence events; their entity id
+// is the serial, masked on reading unless the caller holds
+// licence-admin-global.
+const EntityTypeLicence = "licence"
 
 // AuditReader reads the audit log, newest first.
 type AuditReader interface {

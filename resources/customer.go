@@ -49,6 +49,9 @@ type Customer struct {
 	Status              string    `json:"status"`
 	CreatedAt           time.Time `json:"created_at"`
 	UpdatedAt           time.Time `json:"updated_at"`
+	// ProjectCount is the number of the customer's projects (retired
+	// included); set only when a list asks for it.
+	ProjectCount *int `json:"project_count,omitempty"`
 }
 
 // CustomerCreate is a validated create request; zero optional members take
@@ -124,6 +127,8 @@ type CustomerFilter struct {
 	ShortName string `json:"short_name,omitempty"`
 	VCSGroup  string `json:"vcs_group,omitempty"`
 	Status    string `json:"status,omitempty"`
+	// WithProjectCount fills Customer.ProjectCount (in the same query).
+	WithProjectCount bool `json:"-"`
 }
 
 // Customers stores customers. CreateCustomer writes the customer, its

@@ -15,15 +15,16 @@ type Kind int
 
 // The kinds of domain error.
 const (
-	KindInternal        Kind = iota // a fault of ours; never shown to a client
-	KindBadRequest                  // 400: the request itself is malformed
-	KindUnauthorized                // 401: authentication failed
-	KindForbidden                   // 403: authenticated, but not allowed
-	KindNotFound                    // 404
-	KindConflict                    // 409: the state of the resource refuses it
-	KindInvalid                     // 422: the body breaks a field rule
-	KindTooManyRequests             // 429: retry after RetryAfter
-	KindUnavailable                 // 503: an operator must act, or retry later
+	KindInternal           Kind = iota // a fault of ours; never shown to a client
+	KindBadRequest                     // 400: the request itself is malformed
+	KindUnauthorized                   // 401: authentication failed
+	KindForbidden                      // 403: authenticated, but not allowed
+	KindNotFound                       // 404
+	KindConflict                       // 409: the state of the resource refuses it
+	KindInvalid                        // 422: the body breaks a field rule
+	KindTooManyRequests                // 429: retry after RetryAfter
+	KindUnavailable                    // 503: an operator must act, or retry later
+	KindPreconditionFailed             // 412: a conditional request's condition does not hold
 )
 
 // Error is a domain error with a stable machine code. Every refusal the API
@@ -35,6 +36,8 @@ type Error struct {
 	Field    string         // on KindInvalid: the first offending member
 	Required []string       // on "forbidden": keys of which any one would do
 	Blockers map[string]int // on a 409 that refuses a destroy
+	State    string         // on a licence_* refusal: the licence state
+	Remedy   string         // on a licence_* refusal: what an operator can do
 
 	RetryAfter time.Duration // > 0: a retry after this long can succeed
 }

@@ -11,7 +11,11 @@ import (
 const (
 	IdempotencyWindow   = 24 * time.Hour
 	IdempotencyLeaseTTL = time.Minute
-	RecoveryStarted     = "started"
+	// IdempotencyRetryAfter is the Retry-After of a request whose key is
+	// held by one still running: keyed requests end in milliseconds, and
+	// the lease's remaining time matters only after a crash.
+	IdempotencyRetryAfter = time.Second
+	RecoveryStarted       = "started"
 )
 
 // Idempotency problem codes.
@@ -43,6 +47,22 @@ type Lease struct {
 	Token         string
 	RecoveryPoint string
 	RecoveryData  json.RawMessage
+	// Answer, when the HTTP layer sets it, renders the answer the request
+	// gives once its business transaction commits with result, so the store
+	// keeps that answer in the same transaction as the recovery point (ok
+	// false: it keeps the recovery point only, and the answer is stored
+	// after the request).
+	Answer func(result any) (answer StoredResponse, ok bool)
+	// Stored is the answer the store kept in the business transaction; nil
+	// when it kept none. The HTTP layer stores its actual answer only when it
+	// differs.
+	Stored *StoredResponse
+	// AtCommit, when set, means the key is not claimed yet: the business
+	// transaction inserts it (with the lease, the recovery point and the
+	// answer) as its last write and sets ID, or fails with
+	// idempotency_request_in_progress when the key is there already
+	// (rolling the change back).
+	AtCommit *IdempotencyRequest
 }
 
 // Resumed reports whether an earlier attempt passed the named point.

@@ -15,9 +15,12 @@ type PageQuery struct {
 	After []string
 }
 
-// Page is one page of a list: its items and the sort key of the last item
-// when more rows follow (nil at the end).
+// Page is one page of a list: its items, the sort key of each item (Keys[i]
+// is Items[i]'s, so a page can be cut short and continued exactly after any
+// item) and the sort key of the last item when more rows follow (nil at the
+// end).
 type Page[T any] struct {
 	Items []T
+	Keys  [][]string
 	Next  []string
 }

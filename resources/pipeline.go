@@ -3,6 +3,8 @@ package resources
 import (
 	"context"
 	"errors"
+	"regexp"
+	"slices"
 	"strconv"
 )
 
@@ -27,9 +29,10 @@ func (d PromotionDispatch) IdempotencyKey() string {
 	return "release:" + strconv.FormatInt(d.ReleaseOperationID, 10)
 }
 
-// DeployReport is what a release pipeline reports when a promotion ended. On
-// success the platform records Version as deployed to Env for Component, with
-// the time of the report and By.
+// DeployReport is what a release pipeline reports when a deploy ended,
+// whatever started it (an API promotion, the portal, a push). On success the
+// platform records Version as deployed to Env for Component, with the time
+// of the report and By, and ends the matching open promotion if there is one.
 type DeployReport struct {
 	ReleaseOperationID int64 // 0: match the running promotion by project, env, component and version
 	ProjectID          int64
@@ -39,6 +42,26 @@ type DeployReport struct {
 	By                 string // "pipeline:<run id>"
 	Succeeded          bool
 	Reason             string // on failure: why the run failed, in words for people
+}
+
+// VersionPattern is what a deployable version looks like (1 to 64
+// characters), in a promotion and in a pipeline's report.
+var VersionPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+
+// CheckUnmatchedDeploy checks a successful report that no open promotion
+// accounts for (a deploy started in the portal or by a push) before it is
+// recorded: a dev, uat or prod environment, a component the project enables
+// and a well-formed version.
+func CheckUnmatchedDeploy(p Project, r DeployReport) error {
+	switch {
+	case r.Env != EnvDev && r.Env != EnvUAT && r.Env != EnvProd:
+		return Invalid("env", CodeValidationFailed, "unknown environment %q; one of dev, uat, prod", r.Env)
+	case !slices.Contains(p.Components, r.Component):
+		return Invalid("component", CodeComponentNotEnabled, "component %q is not enabled on project %d", r.Component, p.ID)
+	case !VersionPattern.MatchString(r.Version):
+		return Invalid("version", CodeValidationFailed, "version %q is not 1 to 64 letters, digits, '_', '.', '-'", r.Version)
+	}
+	return nil
 }
 
 // DeployReporter records a pipeline's report. The store implements it, and

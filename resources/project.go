@@ -59,6 +59,8 @@ type ProjectFilter struct {
 	TenantID   int64  `json:"tenant_id,omitempty"`
 	Status     string `json:"status,omitempty"`
 	Kind       string `json:"kind,omitempty"`
+	// CustomerStatus keeps the projects of customers in this status.
+	CustomerStatus string `json:"customer_status,omitempty"`
 }
 
 // CheckWritable refuses any write to the platform's own projects and to a

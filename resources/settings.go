@@ -21,3 +21,12 @@ const (
 	APIVersion      = "1.0.0"
 	PlatformVersion = "1.0.187"
 )
+
+// Readiness tells whether the store can serve requests.
+type Readiness interface {
+	// PendingMigrations reaches the database and names the schema migrations
+	// this binary carries that the database has not applied (none: ready).
+	// An error means the database could not be reached or did not answer
+	// before ctx ended.
+	PendingMigrations(ctx context.Context) ([]string, error)
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -16,88 +17,122 @@ import (
 )
 
 // handler answers a tools/call of spec by serving the equivalent GET through
-// the root router in-process, with the caller's bearer token and address:
-// authentication, permissions, rate limit (2 units), audit and problem
-// documents are exactly those of REST.
+// the root router in-process, with the caller's credential (authenticated
+// once, by the POST's guard) and address: permissions, rate limit, audit and
+// problem documents are exactly those of REST. The result is bounded by the
+// call's budget (api.DefaultPageBudget for a list called without limit,
+// api.MaxResultBudget otherwise).
 func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if outer, ok := outerFrom(ctx); ok && outer.refused != nil {
+			return m.errorResult(ctx, spec, outer.refused), nil
+		}
 		args, err := decodeArgs(req)
 		if err != nil {
-			return m.errorResult(ctx, err), nil
+			return m.errorResult(ctx, spec, err), nil
 		}
 		target, err := spec.target(args)
 		if err != nil {
-			return m.errorResult(ctx, err), nil
+			return m.errorResult(ctx, spec, err), nil
 		}
-		rec, err := m.serveInner(ctx, spec.tool.Name, target)
+		budget := api.MaxResultBudget
+		if _, limited := args["limit"]; spec.list && !limited {
+			budget = api.DefaultPageBudget
+		}
+		rec, err := m.serveInner(api.WithResultBudget(ctx, budget), spec.tool.Name, target)
 		if err != nil {
-			return m.errorResult(ctx, err), nil
+			return m.errorResult(ctx, spec, err), nil
 		}
-		return toolResult(rec), nil
+		if ok := rec.status < 300 && rec.body.Len() > budget*api.BytesPerToken; ok {
+			return m.errorResult(ctx, spec, m.tooLarge(spec, rec.body.Len(), budget)), nil
+		}
+		return m.toolResult(spec, rec), nil
 	}
 }
 
 // serveInner serves GET target through the root router and records the
 // answer. The context keeps the outer request id (the request-id middleware
-// reuses it) and is marked as an MCP tool call (2 rate-limit units). Chi's
-// route context of POST /mcp is cleared: chi would otherwise reuse it and
-// route the GET as a POST.
+// reuses it), carries the outer credential and is marked as an MCP tool call
+// (its GET costs the second of the call's two units). Chi's route context of
+// POST /mcp is cleared: chi would otherwise reuse it and route the GET as a
+// POST. The rate-limit headers (and Retry-After) of the GET are copied onto
+// the answer of the POST.
 func (m *MCP) serveInner(ctx context.Context, tool, target string) (*recorder, error) {
 	outer, ok := outerFrom(ctx)
 	if !ok {
 		return nil, errors.New("tools: tool call without its POST /mcp request") // an internal fault
 	}
-	ctx = api.WithMCPTool(ctx, tool)
+	ctx = api.WithAuthenticated(api.WithMCPTool(ctx, tool), outer.cred)
 	ctx = context.WithValue(ctx, chi.RouteCtxKey, nil)
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return nil, err
 	}
 	r.RemoteAddr, r.Host = outer.remoteAddr, outer.host
-	if outer.authorization != "" {
-		r.Header.Set("Authorization", outer.authorization)
-	}
 	r.Header.Set("Accept", "application/json")
 	rec := newRecorder()
 	m.srv.Router().ServeHTTP(rec, r)
+	for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy", "Retry-After"} {
+		if v := rec.header.Get(h); v != "" {
+			outer.header.Set(h, v)
+		}
+	}
 	return rec, nil
 }
 
 // toolResult converts the recorded REST answer. A 2xx JSON object becomes
-// structured content whose text is the exact body; any other 2xx body is
-// text. Anything else is a tool error: the problem document as text and,
-// when it is a JSON object, as structured content.
-func toolResult(rec *recorder) *mcp.CallToolResult {
+// structured content and text, both the exact body (its bytes are written
+// as they are: never decoded and encoded again); any other 2xx body is
+// text. Anything else is a tool error: the problem document, with hints for
+// the agent (see hint), as structured content and as its text.
+func (m *MCP) toolResult(spec toolSpec, rec *recorder) *mcp.CallToolResult {
 	body := rec.body.Bytes()
-	obj := jsonObject(body)
 	if rec.status == 0 { // nothing written: net/http would send 200
 		rec.status = http.StatusOK
 	}
 	if rec.status >= 200 && rec.status < 300 {
-		if obj != nil {
-			return mcp.NewToolResultStructured(obj, string(body))
+		res := mcp.NewToolResultText(string(body))
+		if isJSONObject(body) {
+			res.RawStructuredContent = json.RawMessage(body)
 		}
-		return mcp.NewToolResultText(string(body))
+		return res
 	}
-	res := mcp.NewToolResultError(string(body))
-	if obj != nil {
-		res.StructuredContent = obj
+	obj := jsonObject(body)
+	if obj == nil {
+		return mcp.NewToolResultError(string(body))
 	}
-	return res
+	return m.problemResult(spec, obj)
 }
 
-// errorResult reports an error found before the REST request could be made
-// as a tool error carrying the problem document, encoded as REST encodes it.
-// Its instance is the path of the MCP endpoint.
-func (m *MCP) errorResult(ctx context.Context, err error) *mcp.CallToolResult {
+// isJSONObject reports whether body is one valid JSON object.
+func isJSONObject(body []byte) bool {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
+
+// errorResult reports an error found before or instead of the REST request
+// as a tool error carrying the problem document, encoded as REST encodes
+// it, with hints. Its instance is the path of the MCP endpoint.
+func (m *MCP) errorResult(ctx context.Context, spec toolSpec, err error) *mcp.CallToolResult {
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, Path, nil) // a constant, valid target
 	p := m.srv.ProblemFor(r, err)
 	var body bytes.Buffer
 	if merr := huma.DefaultJSONFormat.Marshal(&body, p); merr != nil {
 		return mcp.NewToolResultError(p.Error())
 	}
-	res := mcp.NewToolResultError(body.String())
-	res.StructuredContent = jsonObject(body.Bytes())
+	return m.problemResult(spec, jsonObject(body.Bytes()))
+}
+
+// problemResult is the tool error of a problem document: the problem with
+// the agent's hints as structured content, and its JSON as text.
+func (m *MCP) problemResult(spec toolSpec, problem map[string]any) *mcp.CallToolResult {
+	m.hint(spec, problem)
+	text, err := json.Marshal(problem)
+	if err != nil {
+		text = []byte(fmt.Sprint(problem))
+	}
+	res := mcp.NewToolResultError(string(text))
+	res.StructuredContent = problem
 	return res
 }
 

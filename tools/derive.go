@@ -8,15 +8,23 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"platformapi/api"
 )
 
 // toolSpec is one derived tool and what its handler needs to rebuild the
 // REST request: the path template (relative to api.Prefix) and the
-// parameters that become arguments.
+// parameters that become arguments; and what tools/list filters on: its
+// toolset and the permission keys of which any one lets a token call it.
 type toolSpec struct {
-	tool   mcp.Tool
-	path   string
-	params []param
+	tool        mcp.Tool
+	path        string
+	params      []param
+	toolset     string
+	permissions []string
+	list        bool                      // takes fields (and limit): a page of items
+	inputProps  map[string]map[string]any // the input schema's properties, for error hints
+	rootDef     string                    // the component name of the 200 answer's schema
 }
 
 // param is one path or query parameter of an operation.
@@ -27,17 +35,18 @@ type param struct {
 	required bool
 }
 
-// deriveTools turns every documented, non-hidden GET operation of doc into a
-// tool, sorted by name. Only the GET member of a path item is ever read, so
+// deriveTools turns every documented, non-hidden GET operation of doc that
+// answers JSON into a tool, sorted by name. Only the GET member of a path item is ever read, so
 // no write operation can become a tool. It fails on a missing, malformed or
-// duplicate operation id.
+// duplicate operation id, a missing or unknown toolset, or a 200 answer
+// whose schema cannot become an object output schema.
 func deriveTools(doc *huma.OpenAPI) ([]toolSpec, error) {
 	var specs []toolSpec
 	seen := map[string]bool{}
 	for path, item := range doc.Paths {
 		op := item.Get
-		if op == nil || op.Hidden {
-			continue
+		if op == nil || op.Hidden || !answersJSON(op) || op.Extensions[api.ExtPublic] == true {
+			continue // a public GET serves what MCP offers as a resource
 		}
 		if !validToolName(op.OperationID) {
 			return nil, fmt.Errorf("tools: GET %s: operation id %q is not a valid tool name", path, op.OperationID)
@@ -53,7 +62,29 @@ func deriveTools(doc *huma.OpenAPI) ([]toolSpec, error) {
 		specs = append(specs, spec)
 	}
 	slices.SortFunc(specs, func(a, b toolSpec) int { return strings.Compare(a.tool.Name, b.tool.Name) })
+	if err := shareDescriptions(specs); err != nil {
+		return nil, err
+	}
+	for i := range specs {
+		raw, err := admitProblems(specs[i].tool.RawOutputSchema, specs[i].rootDef)
+		if err != nil {
+			return nil, err
+		}
+		specs[i].tool.RawOutputSchema = raw
+	}
 	return specs, nil
+}
+
+// answersJSON reports whether the operation's success answer is JSON; one
+// that answers raw bytes (an image download) is no tool.
+func answersJSON(op *huma.Operation) bool {
+	for status, r := range op.Responses {
+		if strings.HasPrefix(status, "2") && len(r.Content) > 0 {
+			_, ok := r.Content["application/json"]
+			return ok
+		}
+	}
+	return true
 }
 
 // validToolName reports whether name is what MCP allows as a tool name:
@@ -74,6 +105,12 @@ func validToolName(name string) bool {
 // specFor builds the tool of one GET operation.
 func specFor(doc *huma.OpenAPI, path string, op *huma.Operation) (toolSpec, error) {
 	spec := toolSpec{path: path}
+	ts, _ := op.Extensions[api.ExtToolset].(string)
+	if !slices.Contains(api.Toolsets(), ts) {
+		return spec, fmt.Errorf("toolset %q is not one of %v (declare Op.Toolset)", ts, api.Toolsets())
+	}
+	spec.toolset = ts
+	spec.permissions, _ = op.Extensions["x-permissions"].([]string)
 	props := map[string]any{}
 	required := []string{}
 	for _, p := range op.Parameters {
@@ -85,44 +122,69 @@ func specFor(doc *huma.OpenAPI, path string, op *huma.Operation) (toolSpec, erro
 			return spec, fmt.Errorf("parameter %s: %w", p.Name, err)
 		}
 		props[p.Name] = schema
+		if spec.inputProps == nil {
+			spec.inputProps = map[string]map[string]any{}
+		}
+		spec.inputProps[p.Name] = schema
 		req := p.In == "path" || p.Required
 		if req {
 			required = append(required, p.Name)
 		}
 		spec.params = append(spec.params, param{name: p.Name, in: p.In, required: req,
 			explode: p.Explode != nil && *p.Explode})
+		spec.list = spec.list || p.Name == "fields" && p.In == "query"
 	}
-	raw, err := json.Marshal(map[string]any{
-		"type": "object", "properties": props, "required": required, "additionalProperties": false,
-	})
+	in := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		in["required"] = required
+	}
+	raw, err := json.Marshal(in)
 	if err != nil {
 		return spec, err
 	}
-	spec.tool = newTool(op, raw)
+	out, rootDef, err := outputSchema(doc, op)
+	if err != nil {
+		return spec, err
+	}
+	spec.rootDef = rootDef
+	spec.tool = newTool(op, raw, out)
 	return spec, nil
 }
 
 // newTool builds the MCP tool with explicit annotations. It must use
 // NewToolWithRawSchema: mcp.NewTool plus WithRawInputSchema sets both
 // schemas and then fails to marshal.
-func newTool(op *huma.Operation, schema json.RawMessage) mcp.Tool {
-	desc := op.Summary
-	if op.Description != "" {
-		if desc != "" {
-			desc += "\n\n"
-		}
-		desc += op.Description
-	}
+func newTool(op *huma.Operation, schema, output json.RawMessage) mcp.Tool {
+	desc := toolDescription(op)
 	t := mcp.NewToolWithRawSchema(op.OperationID, desc, schema)
-	t.Title = op.Summary
+	t.RawOutputSchema = output
+	if desc != op.Summary { // else the description says it already
+		t.Title = op.Summary
+	}
+	openWorld, _ := op.Extensions[api.ExtOpenWorld].(bool)
+	// destructiveHint and idempotentHint mean something only when
+	// readOnlyHint is false (MCP), so they are left out.
 	t.Annotations = mcp.ToolAnnotation{
-		Title:           op.Summary,
-		ReadOnlyHint:    mcp.ToBoolPtr(true),
-		DestructiveHint: mcp.ToBoolPtr(false),
-		IdempotentHint:  mcp.ToBoolPtr(true),
-		OpenWorldHint:   mcp.ToBoolPtr(false),
+		ReadOnlyHint:  mcp.ToBoolPtr(true),
+		OpenWorldHint: mcp.ToBoolPtr(openWorld),
 	}
 	return t
+}
+
+// toolDescription is the operation's description without its permission
+// paragraph (tools/list shows a token only the tools it can call), or its
+// summary when that leaves nothing; the summary itself is the tool's title.
+func toolDescription(op *huma.Operation) string {
+	var keep []string
+	for para := range strings.SplitSeq(op.Description, "\n\n") {
+		if !strings.HasPrefix(para, "Permission: ") {
+			keep = append(keep, para)
+		}
+	}
+	if len(keep) == 0 {
+		return op.Summary
+	}
+	return strings.Join(keep, "\n\n")
 }
 
 // paramSchema renders a parameter's JSON Schema (OpenAPI 3.1 dialect) with
@@ -140,6 +202,7 @@ func paramSchema(doc *huma.OpenAPI, p *huma.Param) (map[string]any, error) {
 		return nil, err
 	}
 	m, _ = v.(map[string]any)
+	compact(m)
 	if p.Description != "" {
 		m["description"] = p.Description
 	}

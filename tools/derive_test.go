@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/humatest"
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api"
 	"platformapi/resources"
@@ -30,21 +31,55 @@ type sampleIn struct {
 type sampleOut struct{ Body struct{ OK bool } }
 
 // sampleAPI declares, on one path, a GET and every write method, plus a
-// hidden GET, and returns its OpenAPI document.
-func sampleAPI(t *testing.T) *huma.OpenAPI {
+// hidden GET, and returns its OpenAPI document. toolset is the GET's
+// x-toolset ("" leaves it out).
+func sampleAPI(t *testing.T, toolset string) *huma.OpenAPI {
 	_, a := humatest.New(t)
 	h := func(context.Context, *sampleIn) (*sampleOut, error) { return &sampleOut{}, nil }
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-		huma.Register(a, huma.Operation{OperationID: "op-" + m, Method: m, Path: "/things/{id}",
-			Summary: "Sum " + m, Description: "Desc " + m}, h)
+		op := huma.Operation{OperationID: "op-" + m, Method: m, Path: "/things/{id}",
+			Summary: "Sum " + m, Description: "Desc " + m}
+		if m == "GET" && toolset != "" {
+			op.Extensions = map[string]any{api.ExtToolset: toolset}
+		}
+		huma.Register(a, op, h)
 	}
 	huma.Register(a, huma.Operation{OperationID: "hidden-get", Method: "GET", Path: "/hidden/{id}", Hidden: true}, h)
 	return a.OpenAPI()
 }
 
+func TestDerive_GETWithoutToolset_Fails(t *testing.T) {
+	t.Parallel()
+	for _, ts := range []string{"", "bogus"} {
+		_, err := deriveTools(sampleAPI(t, ts))
+		if err == nil || !strings.Contains(err.Error(), "op-GET") || !strings.Contains(err.Error(), "toolset") {
+			t.Errorf("toolset %q: %v", ts, err)
+		}
+	}
+}
+
+func TestDerive_OutputSchemaFromTheAnswer(t *testing.T) {
+	t.Parallel()
+	specs, err := deriveTools(sampleAPI(t, api.ToolsetAudit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(specs[0].tool.RawOutputSchema, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"type": "object",
+		"anyOf": []any{map[string]any{"$ref": "#/$defs/SampleOutBody"}, map[string]any{"required": []any{"type", "code"}}},
+		"$defs": map[string]any{"SampleOutBody": map[string]any{"type": "object", "required": []any{"OK"},
+			"properties": map[string]any{"OK": map[string]any{"type": "boolean"}}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("output schema (-want +got):\n%s", diff)
+	}
+}
+
 func TestDerive_OnlyVisibleGETs(t *testing.T) {
 	t.Parallel()
-	specs, err := deriveTools(sampleAPI(t))
+	specs, err := deriveTools(sampleAPI(t, api.ToolsetAudit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +87,7 @@ func TestDerive_OnlyVisibleGETs(t *testing.T) {
 		t.Fatalf("tools %v", specs)
 	}
 	s := specs[0]
-	if s.tool.Description != "Sum GET\n\nDesc GET" || s.tool.Title != "Sum GET" || s.tool.Annotations.Title != "Sum GET" {
+	if s.tool.Description != "Desc GET" || s.tool.Title != "Sum GET" {
 		t.Fatalf("texts %q %q", s.tool.Description, s.tool.Title)
 	}
 	var schema struct {
@@ -64,7 +99,7 @@ func TestDerive_OnlyVisibleGETs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(schema.Required, []string{"id", "must"}) || schema.AdditionalProperties ||
-		len(schema.Properties) != 5 || schema.Properties["id"]["description"] != "Thing id" ||
+		len(schema.Properties) != 5 || s.toolset != api.ToolsetAudit || schema.Properties["id"]["description"] != "Thing id" ||
 		schema.Properties["limit"]["default"] != 10.0 {
 		t.Fatalf("schema %s", s.tool.RawInputSchema)
 	}
@@ -77,7 +112,7 @@ func TestDerive_OnlyVisibleGETs(t *testing.T) {
 
 func TestDerive_MissingPathArgument(t *testing.T) {
 	t.Parallel()
-	specs, err := deriveTools(sampleAPI(t))
+	specs, err := deriveTools(sampleAPI(t, api.ToolsetAudit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,33 +140,49 @@ func TestArgString(t *testing.T) {
 	}
 }
 
-// TestMCP_ToolListSnapshot compares the tool list (names, descriptions,
-// input schemas, annotations) with testdata/tools.json. UPDATE_SNAPSHOTS=1
-// rewrites the file; a missing file fails.
-func TestMCP_ToolListSnapshot(t *testing.T) {
+// TestMCP_ToolSnapshots compares each tool (name, descriptions, input and
+// output schemas, annotations) with testdata/tools/<name>.json.
+// UPDATE_SNAPSHOTS=1 rewrites the files (and removes those of tools that are
+// gone); a missing file fails.
+func TestMCP_ToolSnapshots(t *testing.T) {
 	e := newEnv(t)
-	got, err := json.MarshalIndent(struct {
-		Tools []mcp.Tool `json:"tools"`
-	}{e.mcp.Tools()}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", "tools.json")
-	if os.Getenv("UPDATE_SNAPSHOTS") == "1" {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
+	dir := filepath.Join("testdata", "tools")
+	update := os.Getenv("UPDATE_SNAPSHOTS") == "1"
+	if update {
+		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (create it with UPDATE_SNAPSHOTS=1 go test ./tools/ -run Snapshot, then review it)", err)
+	names := map[string]bool{}
+	for _, tl := range e.mcp.Tools() {
+		names[tl.Name+".json"] = true
+		got, err := json.MarshalIndent(tl, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, tl.Name+".json")
+		if update {
+			if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%v (create it with UPDATE_SNAPSHOTS=1 go test ./tools/ -run Snapshots, then review it)", err)
+			continue
+		}
+		if !bytes.Equal(append(got, '\n'), want) {
+			t.Errorf("tool %s differs from %s; if the change is intended, rerun with UPDATE_SNAPSHOTS=1 "+
+				"and review the diff.\ngot:\n%s", tl.Name, path, got)
+		}
 	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("the tool list differs from %s; if the change is intended, rerun with UPDATE_SNAPSHOTS=1 "+
-			"and review the diff.\ngot:\n%s", path, got)
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		if !names[f.Name()] {
+			t.Errorf("%s snapshots no tool; rerun with UPDATE_SNAPSHOTS=1", f.Name())
+		}
 	}
 }

@@ -3,13 +3,17 @@
 // streamable HTTP transport (stateless) at POST /mcp on the API's router.
 //
 // Nothing here is written per endpoint. The tool list is derived from the
-// Huma OpenAPI document, and a tool call is an in-process GET through the
-// same router with the caller's bearer token, so authentication,
-// permissions, rate limit (an MCP call costs 2 units), audit and problem
-// documents are exactly those of REST.
+// Huma OpenAPI document (input schema from the parameters, output schema
+// from the 200 answer, toolset and permissions from the operation's
+// declaration), and a tool call is an in-process GET through the same router
+// with the caller's credential, so permissions, rate limit, audit and
+// problem documents are exactly those of REST. tools/list shows only the
+// tools the token's effective scopes can call, narrowed to the toolsets the
+// client asks for.
 package tools
 
 import (
+	"context"
 	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -30,9 +34,11 @@ const serverName = "platformapi"
 const instructions = "Read-only tools over the platform management API (" + api.Prefix + "). " +
 	"Each tool is one GET operation: its arguments are the operation's path and query parameters, " +
 	"its result is the same JSON the REST API answers. A refused call is a tool error whose " +
-	"structured content is an RFC 9457 problem document; branch on its `code`. Lists are paged: " +
-	"pass `next_cursor` back as `cursor` until it is null. Each call counts as two requests " +
-	"against the token's per-minute rate limit."
+	"structured content is an RFC 9457 problem document; branch on its `code`, follow `hint` and " +
+	"`next_tool`. Lists are paged and bounded: pass `next_cursor` back as `cursor` until it is null; " +
+	"a page stops early rather than pass 8,000 estimated tokens (25,000 with an explicit limit); " +
+	"`fields` keeps only the members you need. A tool call costs two of the token's 600 units a " +
+	"minute, any other MCP message one; when refused, wait `retry_after_seconds`."
 
 // Config configures the MCP endpoint.
 type Config struct {
@@ -46,10 +52,11 @@ type Config struct {
 // MCP is the mounted MCP endpoint: the derived tools and the mcp-go server
 // answering them.
 type MCP struct {
-	srv   *api.Server
-	cfg   Config
-	specs []toolSpec
-	mcp   *server.MCPServer
+	srv    *api.Server
+	cfg    Config
+	specs  []toolSpec
+	byName map[string]toolSpec
+	mcp    *server.MCPServer
 }
 
 // New derives the tools from srv's OpenAPI document and mounts POST /mcp on
@@ -62,18 +69,25 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 		return nil, err
 	}
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
-	m := &MCP{srv: srv, cfg: cfg, specs: specs}
+	m := &MCP{srv: srv, cfg: cfg, specs: specs, byName: map[string]toolSpec{}}
 	m.mcp = server.NewMCPServer(serverName, resources.APIVersion,
 		server.WithTitle("Cloud Platform Management API"),
 		server.WithInstructions(instructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithLogging(),
+		server.WithToolFilter(m.visibleTools),
 		server.WithRecovery(),
 	)
 	for _, s := range specs {
+		m.byName[s.tool.Name] = s
 		m.mcp.AddTool(s.tool, m.handler(s))
 	}
-	m.addCatalogues()
+	if err := m.addCatalogues(); err != nil {
+		return nil, err
+	}
+	m.addPrompts()
 	// Stateless: no Mcp-Session-Id, any replica serves any request. The
 	// localhost DNS-rebinding guard is off because it refuses (with a plain
 	// text 403) every request a same-host reverse proxy forwards over
@@ -88,12 +102,30 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 	return m, nil
 }
 
+// visibleTools is the tools/list filter: only the tools the calling token's
+// effective scopes can call, in the toolsets the client asked for. Other
+// messages pass every tool through, so calling a tool that tools/list hides
+// still answers its REST problem (403 forbidden with the keys required).
+func (m *MCP) visibleTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	outer, ok := outerFrom(ctx)
+	if !ok || outer.method != string(mcp.MethodToolsList) {
+		return tools
+	}
+	scopes := outer.cred.EffectiveScopes()
+	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
+		s, ok := m.byName[t.Name]
+		return !ok || outer.toolsets != nil && !outer.toolsets[s.toolset] ||
+			len(s.permissions) > 0 && !resources.HasAny(scopes, s.permissions)
+	})
+}
+
 // Tools returns the tools served, sorted by name.
 func (m *MCP) Tools() []mcp.Tool {
 	out := make([]mcp.Tool, len(m.specs))
 	for i, s := range m.specs {
 		out[i] = s.tool
 		out[i].RawInputSchema = slices.Clone(s.tool.RawInputSchema)
+		out[i].RawOutputSchema = slices.Clone(s.tool.RawOutputSchema)
 	}
 	return out
 }

@@ -3,10 +3,13 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 
 	"platformapi/api"
 	"platformapi/resources"
@@ -15,14 +18,21 @@ import (
 // maxBodyBytes bounds one POST /mcp body (a JSON-RPC message).
 const maxBodyBytes = 1 << 20
 
+// ToolsetsHeader narrows tools/list to toolsets, like ?toolsets= on the URL.
+const ToolsetsHeader = "X-MCP-Toolsets"
+
 // outerKey carries the outer request's facts into tool handlers.
 type outerKey struct{}
 
-// outerRequest is what an in-process tool call copies from POST /mcp.
+// outerRequest is what an in-process tool call takes from its POST /mcp.
 type outerRequest struct {
-	authorization string
-	remoteAddr    string
-	host          string
+	cred       *resources.Credential // authenticated once, by the guard
+	header     http.Header           // the POST's response headers (rate limit, Retry-After)
+	remoteAddr string
+	host       string
+	method     string          // the JSON-RPC method of the message
+	toolsets   map[string]bool // nil: every toolset
+	refused    error           // the POST's own unit was refused (a tools/call answers it as a tool error)
 }
 
 // outerFrom returns the facts of the POST /mcp request ctx belongs to.
@@ -32,47 +42,118 @@ func outerFrom(ctx context.Context) (outerRequest, bool) {
 }
 
 // guard runs before mcp-go sees a POST /mcp: it refuses an Origin that is
-// not allowed (403), a missing or bad bearer token (401/503, as REST), a
-// body that is not application/json (415) or larger than maxBodyBytes
-// (413), each as a problem document. The transport request itself costs no
-// rate-limit units; each tool call is charged by its inner request.
+// not allowed (403), a missing or bad bearer token (401/503, as REST), an
+// unknown toolset (400), a body that is not application/json (415) or
+// larger than maxBodyBytes (413), each as a problem document; then it
+// charges the POST's unit (a refused tools/call becomes a tool error, any
+// other refused message a 429 problem).
 func (m *MCP) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := m.checkOrigin(r); err != nil {
+		api.NoteMCP(r.Context(), "", "") // refusals below count as operation mcp too
+		o, err := m.admit(w, r)
+		if err != nil {
 			m.srv.WriteError(w, r, err)
 			return
 		}
-		addr := api.ClientAddr(r.RemoteAddr)
-		if _, err := m.srv.Authenticator().Authenticate(r.Context(), r.Header.Get("Authorization"), addr); err != nil {
-			m.srv.WriteError(w, r, err)
-			return
-		}
-		if err := checkContentType(w, r); err != nil {
-			m.srv.WriteError(w, r, err)
-			return
-		}
-		if err := bufferBody(r); err != nil {
-			m.srv.WriteError(w, r, err)
-			return
-		}
-		ctx := context.WithValue(r.Context(), outerKey{}, outerRequest{
-			authorization: r.Header.Get("Authorization"), remoteAddr: r.RemoteAddr, host: r.Host})
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), outerKey{}, o)))
 	})
 }
 
-// checkOrigin lets a request without Origin through; one with Origin must
-// match an allowed origin exactly. Browsers send Origin on every POST, so
-// this also refuses DNS-rebinding and cross-site pages.
+// admit runs the guard's checks in order and returns the facts tool calls
+// need.
+func (m *MCP) admit(w http.ResponseWriter, r *http.Request) (outerRequest, error) {
+	o := outerRequest{header: w.Header(), remoteAddr: r.RemoteAddr, host: r.Host}
+	if err := m.checkOrigin(r); err != nil {
+		return o, err
+	}
+	cred, err := m.srv.Authenticator().Authenticate(r.Context(), r.Header.Get("Authorization"), api.ClientAddr(r.RemoteAddr))
+	if err != nil {
+		return o, err
+	}
+	o.cred = cred
+	if o.toolsets, err = requestedToolsets(r); err != nil {
+		return o, err
+	}
+	if err := checkContentType(w, r); err != nil {
+		return o, err
+	}
+	body, err := bufferBody(r)
+	if err != nil {
+		return o, err
+	}
+	var tool string
+	o.method, tool = rpcNames(body)
+	api.NoteMCP(r.Context(), o.method, tool)
+	if err := m.srv.ChargeMCP(r.Context(), cred, w.Header().Set); err != nil {
+		if o.method != "tools/call" {
+			return o, err
+		}
+		o.refused = err
+		m.srv.ProblemFor(r, err).SetHeaders(w.Header().Set)
+	}
+	return o, nil
+}
+
+// requestedToolsets reads ?toolsets= or the X-MCP-Toolsets header
+// (comma-separated; the query wins). Unknown names are 400
+// invalid_parameter listing the valid ones.
+func requestedToolsets(r *http.Request) (map[string]bool, error) {
+	raw := r.URL.Query().Get("toolsets")
+	if raw == "" {
+		raw = r.Header.Get(ToolsetsHeader)
+	}
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	out := map[string]bool{}
+	var unknown []string
+	for name := range strings.SplitSeq(raw, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+		case slices.Contains(api.Toolsets(), name):
+			out[name] = true
+		default:
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: api.CodeInvalidParameter, Field: "toolsets",
+			Detail: "unknown toolsets (" + strings.Join(unknown, ", ") + "); valid toolsets: " +
+				strings.Join(api.Toolsets(), ", ")}
+	}
+	return out, nil
+}
+
+// checkOrigin lets a request without Origin through, and one from a
+// loopback origin (http://localhost, http://127.0.0.1, http://[::1], any
+// port), as the MCP SDKs do; any other Origin must match an allowed origin
+// exactly. Browsers send Origin on every POST, so this refuses DNS-rebinding
+// and cross-site pages.
 func (m *MCP) checkOrigin(r *http.Request) error {
-	origins := r.Header.Values("Origin")
-	for _, o := range origins {
-		if !slices.Contains(m.cfg.AllowedOrigins, o) {
+	for _, o := range r.Header.Values("Origin") {
+		if !loopbackOrigin(o) && !slices.Contains(m.cfg.AllowedOrigins, o) {
 			return &resources.Error{Kind: resources.KindForbidden, Code: api.CodeOriginNotAllowed,
-				Detail: "requests from origin " + o + " are not allowed on " + Path}
+				Detail: "requests from origin " + o + " are not allowed on " + Path +
+					"; an operator can allow it with --mcp-allowed-origins"}
 		}
 	}
 	return nil
+}
+
+// loopbackOrigin reports whether origin is http(s)://localhost,
+// 127.0.0.1 or [::1], with any port and nothing else.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
 }
 
 // checkContentType requires a JSON-RPC body sent as application/json, and
@@ -89,20 +170,37 @@ func checkContentType(w http.ResponseWriter, r *http.Request) error {
 
 // bufferBody reads the body (at most maxBodyBytes) so that an oversized one
 // is refused before mcp-go, which reads bodies without a limit.
-func bufferBody(r *http.Request) error {
+func bufferBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
-		return nil
+		return nil, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	_ = r.Body.Close()
 	if err != nil {
-		return &api.Problem{Status: http.StatusBadRequest, Code: api.CodeMalformedBody,
-			Detail: "the request body could not be read"}
+		return nil, api.BodyReadError(err) // 413 past the router's limit, 408 when too slow
 	}
 	if len(b) > maxBodyBytes {
-		return &api.Problem{Status: http.StatusRequestEntityTooLarge, Code: api.CodeBodyTooLarge,
+		return nil, &api.Problem{Status: http.StatusRequestEntityTooLarge, Code: api.CodeBodyTooLarge,
 			Detail: "the request body is larger than 1 MiB"}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	return nil
+	return b, nil
+}
+
+// rpcNames reads the JSON-RPC method of a message and, for tools/call, the
+// tool's name, for the access log; a batch or unreadable body names none.
+func rpcNames(body []byte) (method, tool string) {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return "", ""
+	}
+	if msg.Method == "tools/call" {
+		tool = msg.Params.Name
+	}
+	return msg.Method, tool
 }

@@ -6,6 +6,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -17,11 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/uptrace/bun"
+
 	"platformapi/api"
 	"platformapi/bunstore"
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
 	"platformapi/resources/codehostsim"
+	"platformapi/resources/licencetest"
 	"platformapi/resources/monitoringsim"
 	"platformapi/resources/pipelinesim"
 )
@@ -58,6 +63,8 @@ type Env struct {
 	Pipeline *pipelinesim.Sim     // the simulated release pipeline, reporting to the store
 	Worker   *bunstore.Worker     // the background worker (started)
 	Monitor  *monitoringsim.Sim   // the simulated monitoring (used unless Options.Monitor is set)
+	Metrics  *prometheus.Registry // the server's metrics, served at /metrics
+	Proxy    *pgtest.Proxy        // between server and database, when Options.Proxy
 	logs     *lockedWriter
 }
 
@@ -71,6 +78,31 @@ type Options struct {
 	Idempotency func(resources.Idempotency) resources.Idempotency
 	// Monitor replaces the simulated monitoring (e.g. a Prometheus client of a fake).
 	Monitor resources.Monitor
+	// NoLicence starts without a licence (every write 403 licence_required);
+	// by default a valid test licence (licencetest.Payload) is installed.
+	NoLicence bool
+	// StatementTimeout is the PostgreSQL statement_timeout of the server's
+	// connections (0: none).
+	StatementTimeout time.Duration
+	// RequestTimeout and BodyReadTimeout set api.Config's (0: its defaults).
+	RequestTimeout, BodyReadTimeout time.Duration
+	// Proxy puts a pgtest.Proxy between the server and its database
+	// (Env.Proxy), so a test can cut the database off.
+	Proxy bool
+	// CodeHost wraps the simulated code host (fault injection beyond the simulator's).
+	CodeHost func(resources.CodeHost) resources.CodeHost
+	// CredentialCache caches credentials for this long (0: no cache), with
+	// the store's changes fed to the server in-process (as Redis would).
+	CredentialCache time.Duration
+	// NoChangeFeed leaves the cache without the change feed (missed events).
+	NoChangeFeed bool
+}
+
+func codeHost(o Options, sim *codehostsim.Sim) resources.CodeHost {
+	if o.CodeHost != nil {
+		return o.CodeHost(sim)
+	}
+	return sim
 }
 
 func idem(o Options, st *bunstore.Store) resources.Idempotency {
@@ -94,14 +126,14 @@ var Unconfigured = resources.Pepper("x")
 func New(t testing.TB, o Options) *Env {
 	t.Helper()
 	ctx := context.Background()
-	db := pgtest.DB(t)
-	st := bunstore.NewStore(db)
+	e := &Env{T: t}
+	st := bunstore.NewStore(e.openDB(o))
 	pepper := o.Pepper
 	if pepper == nil {
 		pepper = Pepper
 	}
-	e := &Env{T: t, Store: st, Portal: bunstore.TokenMinter{Store: st, Pepper: pepper},
-		Clock: &Clock{t: time.Now().UTC()}, Logs: &bytes.Buffer{}, VCS: codehostsim.New(), Monitor: monitoringsim.New()}
+	e.Store, e.Portal = st, bunstore.TokenMinter{Store: st, Pepper: pepper}
+	e.Clock, e.Logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &bytes.Buffer{}, codehostsim.New(), monitoringsim.New()
 	st.SetClock(e.Clock.Now)
 	if _, err := e.Portal.CreateUser(ctx, "", resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
 		t.Fatal(err)
@@ -111,6 +143,9 @@ func New(t testing.TB, o Options) *Env {
 			t.Fatal(err)
 		}
 	}
+	if !o.NoLicence {
+		e.InstallLicence(licencetest.Payload(e.InstallationID(), e.Clock.Now()))
+	}
 	key, err := st.ServerKey(ctx, "cursor")
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +153,21 @@ func New(t testing.TB, o Options) *Env {
 	e.logs = &lockedWriter{w: e.Logs}
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	e.Lookups = &CountingCredentials{Credentials: st}
-	e.Server = api.New(api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now},
+	e.Metrics = prometheus.NewRegistry()
+	cfg := api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now,
+		LicenceKeys: []ed25519.PublicKey{licencetest.PublicKey()}, Metrics: e.Metrics, MetricsGatherer: e.Metrics,
+		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout}
+	if o.CredentialCache > 0 {
+		cfg.CredentialCache = api.NewCredentialCache(o.CredentialCache, e.Clock.Now, nil)
+	}
+	e.Server = api.New(cfg,
 		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st, Idempotency: idem(o, st),
-			Customers: st, Tenants: st, Users: st, CodeHost: e.VCS, Operations: st, Projects: st, Releases: st,
-			AIModels: st, AIGateway: st, AINodes: st, NodeCaches: st, Monitoring: monitor(o, e.Monitor)})
+			Customers: st, Tenants: st, Users: st, CodeHost: codeHost(o, e.VCS), Operations: st, Projects: st,
+			Releases: st, AIModels: st, AIGateway: st, AINodes: st, NodeCaches: st, Monitoring: monitor(o, e.Monitor),
+			Licences: st, Brands: st, Readiness: st})
+	if o.CredentialCache > 0 && !o.NoChangeFeed {
+		st.SetChangePublisher(localFeed{e.Server})
+	}
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}
@@ -131,11 +177,33 @@ func New(t testing.TB, o Options) *Env {
 	return e
 }
 
+// openDB opens the test's database with the options' statement timeout,
+// through a proxy when asked.
+func (e *Env) openDB(o Options) *bun.DB {
+	dsn := pgtest.DSN(e.T)
+	if o.Proxy {
+		e.Proxy, dsn = pgtest.NewProxy(e.T, dsn)
+	}
+	db, err := bunstore.Open(context.Background(), dsn, bunstore.WithStatementTimeout(o.StatementTimeout))
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	e.T.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// localFeed delivers the store's changes to the server in-process.
+type localFeed struct{ srv *api.Server }
+
+// Publish implements resources.ChangePublisher.
+func (f localFeed) Publish(_ context.Context, c resources.Change) { f.srv.Changed(c) }
+
 // startWorker runs the background worker with the simulated pipeline until
 // the test ends.
 func (e *Env) startWorker(logger *slog.Logger) {
 	e.Pipeline = pipelinesim.New(e.Store, 0, pipelinesim.WithLogger(logger))
-	w, err := e.Store.NewWorker(bunstore.WorkerConfig{Pipeline: e.Pipeline, PollInterval: 20 * time.Millisecond, Logger: logger})
+	w, err := e.Store.NewWorker(bunstore.WorkerConfig{Pipeline: e.Pipeline, PollInterval: 20 * time.Millisecond, Logger: logger,
+		Metrics: e.Metrics})
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -149,6 +217,39 @@ func (e *Env) startWorker(logger *slog.Logger) {
 		defer cancel()
 		_ = w.StopAndCancel(ctx)
 	})
+}
+
+// InstallationID is the installation id of the Env's database.
+func (e *Env) InstallationID() string {
+	e.T.Helper()
+	st, err := e.Store.StoredLicence(context.Background())
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return st.InstallationID
+}
+
+// InstallLicence signs p with the test vendor key and installs it: before
+// the server runs, directly as the operator's test setup ("ops:apitest");
+// once it runs, with PUT /licence as the administrator, so the server sees
+// it at once. It fails the test when the bundle does not verify now.
+func (e *Env) InstallLicence(p resources.LicencePayload) {
+	e.T.Helper()
+	bundle := licencetest.Bundle(p)
+	if e.HTTP != nil {
+		r := e.Do("PUT", api.Prefix+"/licence", e.Token(resources.PermLicenceAdmin), map[string]string{"bundle": bundle})
+		if r.Status != http.StatusOK {
+			e.T.Fatalf("PUT /licence: %d %s", r.Status, r.Body)
+		}
+		return
+	}
+	v := resources.LicenceVerifier{Keys: []ed25519.PublicKey{licencetest.PublicKey()}}
+	if _, err := v.Verify(bundle, e.InstallationID(), e.Clock.Now()); err != nil {
+		e.T.Fatal(err)
+	}
+	if _, err := e.Store.InstallLicence(context.Background(), resources.Actor{Label: "ops:apitest"}, bundle, p); err != nil {
+		e.T.Fatal(err)
+	}
 }
 
 // LogText returns what the server logged so far.

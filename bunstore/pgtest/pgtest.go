@@ -266,3 +266,14 @@ func dsnFor(adminDSN, dbname string) string {
 func ident(name string) string {
 	return pgx.Identifier{name}.Sanitize()
 }
+
+// AdminDSN is the DSN of the administrative database of the server the
+// tests use (for code that creates databases of its own, such as
+// `platformapi eval`). Those databases must be dropped by their creator.
+func AdminDSN(t testing.TB) string {
+	t.Helper()
+	if err := setup(); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return harness.admin
+}

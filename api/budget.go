@@ -1,0 +1,75 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"platformapi/resources"
+)
+
+// Result budgets of MCP tool calls, in estimated tokens (bytes of the
+// result's JSON text / 4). REST answers are never cut: the contract's page
+// sizes hold there.
+const (
+	// DefaultPageBudget bounds a list tool called without `limit`.
+	DefaultPageBudget = 8_000
+	// MaxResultBudget bounds every tool result.
+	MaxResultBudget = 25_000
+	// BytesPerToken is the estimate's ratio.
+	BytesPerToken = 4
+	// pageEnvelopeBytes is reserved for a page's members besides its items
+	// (brackets, next_cursor, monitoring_reachable).
+	pageEnvelopeBytes = 512
+)
+
+// WithResultBudget bounds the results of requests made with ctx to budget
+// estimated tokens; the MCP adapter sets it on every in-process tool call.
+func WithResultBudget(ctx context.Context, budget int) context.Context {
+	return context.WithValue(ctx, keyBudget, budget)
+}
+
+// ResultBudget is the budget set by WithResultBudget, or 0 (none).
+func ResultBudget(ctx context.Context) int {
+	b, _ := ctx.Value(keyBudget).(int)
+	return b
+}
+
+// EstimateTokens is the token estimate of n bytes of JSON text.
+func EstimateTokens(n int) int { return (n + BytesPerToken - 1) / BytesPerToken }
+
+// fitBudget returns how many of the encoded items fit a page within budget
+// estimated tokens, and whether that is fewer than all. No budget fits all.
+func fitBudget(enc []json.RawMessage, budget int) (int, bool) {
+	if budget <= 0 {
+		return len(enc), false
+	}
+	size := pageEnvelopeBytes
+	for i, e := range enc {
+		size += len(e) + 1
+		if size > budget*BytesPerToken {
+			return i, true
+		}
+	}
+	return len(enc), false
+}
+
+// firstItemTooLarge is the problem of a page whose first item alone passes
+// the budget: the caller must select fewer members.
+func firstItemTooLarge(item json.RawMessage, budget int) *Problem {
+	d := "the next item alone is about " + strconv.Itoa(EstimateTokens(len(item))) +
+		" estimated tokens, over this call's budget of " + strconv.Itoa(budget) +
+		"; pass fields with the members you need to leave out the large ones"
+	if budget < MaxResultBudget {
+		d += ", or pass limit explicitly for a budget of " + strconv.Itoa(MaxResultBudget)
+	}
+	return &Problem{Status: http.StatusRequestEntityTooLarge, Code: resources.CodeResultTooLarge, Field: "fields", Detail: d}
+}
+
+// listTooLarge is the problem of an unpaged list that passes the budget.
+func listTooLarge(fit, total, budget int) *Problem {
+	return &Problem{Status: http.StatusRequestEntityTooLarge, Code: resources.CodeResultTooLarge, Field: "fields",
+		Detail: "only " + strconv.Itoa(fit) + " of the " + strconv.Itoa(total) + " items fit this call's budget of " +
+			strconv.Itoa(budget) + " estimated tokens; pass fields with the members you need"}
+}

@@ -1,0 +1,87 @@
+package api
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// documentParams completes the parameter descriptions of a registered
+// operation so that people and agents read every rule in one place: an enum
+// parameter lists its values, and a list's `fields` lists the item members
+// (of the item type of out, the operation's output) and the key always kept.
+func documentParams(oapi *huma.OpenAPI, op Op, out reflect.Type) {
+	hop := findOperation(oapi, op.Method, op.Path)
+	if hop == nil {
+		return
+	}
+	for _, p := range hop.Parameters {
+		if p.Name == "fields" && p.In == "query" {
+			if item := listItemType(out); item != nil {
+				_, key := ItemMembers(item)
+				p.Description = sentence(p.Description, "Always kept: "+strings.Join(key, ", ")+".")
+				hop.Extensions[ExtItemKey] = key
+			}
+		}
+		if p.Schema != nil && len(p.Schema.Enum) > 0 && !mentionsAll(p.Description, p.Schema.Enum) {
+			p.Description = sentence(p.Description, "One of: "+joinValues(p.Schema.Enum)+".")
+		}
+	}
+}
+
+// sentence appends the sentence add to the description desc, ending desc
+// with a full stop first when it has none.
+func sentence(desc, add string) string {
+	desc = strings.TrimSpace(desc)
+	if desc != "" && !strings.HasSuffix(desc, ".") {
+		desc += "."
+	}
+	return strings.TrimSpace(desc + " " + add)
+}
+
+// findOperation returns the documented operation at method and path.
+func findOperation(oapi *huma.OpenAPI, method, path string) *huma.Operation {
+	item := oapi.Paths[path]
+	if item == nil {
+		return nil
+	}
+	for m, o := range map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put,
+		"PATCH": item.Patch, "DELETE": item.Delete} {
+		if m == method {
+			return o
+		}
+	}
+	return nil
+}
+
+// listItemType is the item type of a list output (Body.Items []T), or nil.
+func listItemType(out reflect.Type) reflect.Type {
+	body, ok := out.FieldByName("Body")
+	if !ok || body.Type.Kind() != reflect.Struct {
+		return nil
+	}
+	items, ok := body.Type.FieldByName("Items")
+	if !ok || items.Type.Kind() != reflect.Slice || items.Type.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	return items.Type.Elem()
+}
+
+func mentionsAll(desc string, values []any) bool {
+	for _, v := range values {
+		if !strings.Contains(desc, fmt.Sprint(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+func joinValues(values []any) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ", ")
+}

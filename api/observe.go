@@ -1,0 +1,172 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// StatusClientClosed is the status the access log and the metrics record
+// for a request whose client hung up before the answer was complete
+// (nginx's 499). It is never sent: nobody is left to receive it.
+const StatusClientClosed = 499
+
+// Operation labels of requests served outside Huma.
+const (
+	opHealthz   = "healthz"
+	opReadyz    = "readyz"
+	opMetrics   = "metrics"
+	opMCP       = "mcp"
+	opUnmatched = "unmatched"
+)
+
+// requestRecord collects what the access log and the metrics learn about a
+// request while it is served; the Huma middleware, the authenticator and
+// the MCP guard fill it in.
+type requestRecord struct {
+	mu        sync.Mutex
+	operation string
+	tokenID   int64
+	mcpMethod string
+	mcpTool   string
+}
+
+type keyRecordT struct{}
+
+func recordFrom(ctx context.Context) *requestRecord {
+	r, _ := ctx.Value(keyRecordT{}).(*requestRecord)
+	return r
+}
+
+// noteOperation names the operation serving the request.
+func noteOperation(ctx context.Context, id string) {
+	if r := recordFrom(ctx); r != nil {
+		r.mu.Lock()
+		r.operation = id
+		r.mu.Unlock()
+	}
+}
+
+// noteToken records the id of the token that authenticated the request.
+func noteToken(ctx context.Context, id int64) {
+	if r := recordFrom(ctx); r != nil {
+		r.mu.Lock()
+		r.tokenID = id
+		r.mu.Unlock()
+	}
+}
+
+// NoteMCP records on a POST /mcp request's access-log line its JSON-RPC
+// method and, for tools/call, the tool's name (each cut to 64 bytes).
+func NoteMCP(ctx context.Context, method, tool string) {
+	if r := recordFrom(ctx); r != nil {
+		r.mu.Lock()
+		r.operation, r.mcpMethod, r.mcpTool = opMCP, clip(method, 64), clip(tool, 64)
+		r.mu.Unlock()
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// ClientGone reports whether the client of the request ctx belongs to hung
+// up (its context was cancelled, not timed out).
+func ClientGone(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
+}
+
+// annotate is the first Huma middleware: it names the operation on the
+// request's record.
+func (s *Server) annotate(ctx huma.Context, next func(huma.Context)) {
+	noteOperation(ctx.Context(), ctx.Operation().OperationID)
+	next(ctx)
+}
+
+// observe writes one access-log line per request and counts it in the
+// metrics: operation, method, route pattern, status, duration, bytes
+// written, token id and, for MCP, the JSON-RPC method and tool. It never
+// logs a header, the query or the body. A request whose client hung up is
+// recorded with status 499. Probes and scrapes log at debug level.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &requestRecord{}
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		r = r.WithContext(context.WithValue(r.Context(), keyRecordT{}, rec))
+		next.ServeHTTP(ww, r)
+		status := ww.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		if ClientGone(r.Context()) {
+			status = StatusClientClosed
+		}
+		s.recordRequest(r, rec, status, ww.BytesWritten(), time.Since(start))
+	})
+}
+
+// recordRequest writes the access-log line and updates the metrics.
+func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, bytes int, d time.Duration) {
+	route := ""
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		route = rc.RoutePattern()
+	}
+	rec.mu.Lock()
+	op, token, method, tool := rec.operation, rec.tokenID, rec.mcpMethod, rec.mcpTool
+	rec.mu.Unlock()
+	if op == "" && !strings.HasSuffix(route, "*") {
+		op = route // a plain route: the contract, the docs
+	}
+	if op == "" {
+		op = opUnmatched
+	}
+	s.metrics.observe(op, status, d)
+	level := slog.LevelInfo
+	if op == opHealthz || op == opReadyz || op == opMetrics {
+		level = slog.LevelDebug
+	}
+	if !s.cfg.Logger.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("request_id", RequestID(r.Context())), slog.String("operation", op),
+		slog.String("method", r.Method),
+		slog.String("route", route), slog.Int("status", status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.Int("bytes", bytes),
+		slog.String("client", ClientAddr(r.RemoteAddr).String())}
+	attrs = append(attrs, extraAttrs(r, token, method, tool, status)...)
+	s.cfg.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// extraAttrs are the access-log members only some requests have.
+func extraAttrs(r *http.Request, token int64, method, tool string, status int) []slog.Attr {
+	var attrs []slog.Attr
+	if token != 0 {
+		attrs = append(attrs, slog.String("token_id", strconv.FormatInt(token, 10)))
+	}
+	if tool := MCPTool(r.Context()); tool != "" { // an in-process tool call
+		attrs = append(attrs, slog.String("mcp_tool", tool))
+	}
+	if method != "" {
+		attrs = append(attrs, slog.String("mcp_method", method))
+		if tool != "" {
+			attrs = append(attrs, slog.String("mcp_tool", tool))
+		}
+	}
+	if status == StatusClientClosed {
+		attrs = append(attrs, slog.Bool("client_closed", true))
+	}
+	return attrs
+}

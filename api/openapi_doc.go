@@ -1,0 +1,139 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// responseHeaders are the headers the shared middleware sends, declared once
+// in components/headers and referenced from every response that carries them.
+var responseHeaders = map[string]*huma.Header{
+	RequestIDHeader: {Description: "The request's id: the caller's X-Request-ID when 1 to 64 letters, " +
+		"digits, '.', '_', ':', '-', else a new one. Equals request_id of a problem and of the audit events.",
+		Schema: &huma.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(64),
+			Pattern: "^[A-Za-z0-9._:-]{1,64}$"}},
+	"RateLimit-Limit": {Description: "Rate units a token has per minute " +
+		"(a REST request costs 1, an MCP tool call 2).", Schema: countSchema(1e6)},
+	"RateLimit-Remaining": {Description: "Rate units the token has left now; they refill evenly over a minute.",
+		Schema: countSchema(1e6)},
+	"RateLimit-Policy": {Description: "The token's rate policy: units per window, e.g. 600;w=60 " +
+		"(draft-ietf-httpapi-ratelimit-headers).", Schema: &huma.Schema{Type: "string", MaxLength: ptr(100)}},
+	"Retry-After": {Description: "Seconds after which a retry can succeed; sent only when a retry can cure " +
+		"the answer (rate_limited, idempotency_request_in_progress, unavailable, a busy resource).",
+		Schema: countSchema(86400)},
+	ReplayedHeader: {Description: "true when this is the stored answer of an earlier request with the same " +
+		"Idempotency-Key, replayed byte for byte.", Schema: &huma.Schema{Type: "string", Enum: []any{"true"}}},
+	"WWW-Authenticate": {Description: `Bearer realm="platformapi", with error="invalid_token" when a token ` +
+		`was sent.`, Schema: &huma.Schema{Type: "string", MaxLength: ptr(200)}},
+	"Accept-Post": {Description: "The body media types the operation accepts (on 415 of POST and PUT).",
+		Schema: &huma.Schema{Type: "string", MaxLength: ptr(200)}},
+	"Accept-Patch": {Description: "The body media types the operation accepts (on 415 of PATCH).",
+		Schema: &huma.Schema{Type: "string", MaxLength: ptr(200)}},
+}
+
+// declareResponseHeaders adds to each of op's responses the headers the
+// shared middleware sends with it: X-Request-ID on all; the rate-limit headers
+// on every 2xx and 4xx except 401 (refused before the token is charged);
+// WWW-Authenticate on 401; Retry-After on 409, 429, 503; Accept-Post or
+// Accept-Patch on 415; Idempotent-Replayed on the stored answers of a keyed
+// operation. Location comes from the operations' output structs.
+func declareResponseHeaders(oapi *huma.OpenAPI, op *huma.Operation) {
+	if oapi.Components.Headers == nil {
+		oapi.Components.Headers = map[string]*huma.Header{}
+	}
+	for name, h := range responseHeaders {
+		oapi.Components.Headers[name] = h
+	}
+	declared, _ := opOf(op)
+	for status, r := range op.Responses {
+		for _, name := range headersOf(status, op.Method, declared.Idempotent, declared.Public) {
+			if r.Headers == nil {
+				r.Headers = map[string]*huma.Param{}
+			}
+			r.Headers[name] = &huma.Param{Ref: "#/components/headers/" + name}
+		}
+	}
+}
+
+// countSchema is a non-negative integer header of at most limit.
+func countSchema(limit float64) *huma.Schema {
+	return &huma.Schema{Type: "integer", Format: "int32", Minimum: ptr(0.0), Maximum: &limit}
+}
+
+// headersOf names the shared headers an answer of status carries.
+func headersOf(status, method string, idempotent, public bool) []string {
+	names := []string{RequestIDHeader}
+	class := status[:1]
+	if (class == "2" || class == "4") && status != "401" && !public {
+		names = append(names, "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy")
+	}
+	switch status {
+	case "401":
+		names = append(names, "WWW-Authenticate")
+	case "409", "429", "503":
+		names = append(names, "Retry-After")
+	case "415":
+		names = append(names, map[bool]string{true: "Accept-Patch", false: "Accept-Post"}[method == "PATCH"])
+	}
+	stored := class == "2" || status == "400" || status == "404" || status == "409" || status == "422"
+	if idempotent && stored {
+		names = append(names, ReplayedHeader)
+	}
+	return names
+}
+
+// describeDocument completes the document once every operation is
+// registered: the licence, the audience of the server, the limits patterns
+// and enums imply (deriveLimits), and each schema's patternDescription (a
+// Huma keyword no OpenAPI tool knows) moved to x-pattern-description. Validation messages were computed when
+// the schemas were made, so they keep the description.
+func describeDocument(oapi *huma.OpenAPI) {
+	oapi.Info.License = &huma.License{Name: "Proprietary",
+		URL: "https://example.invalid/licence"}
+	for _, s := range oapi.Servers {
+		if s.Extensions == nil {
+			s.Extensions = map[string]any{}
+		}
+		s.Extensions["x-internal"] = true // served on the installation's own network only
+	}
+	for _, fix := range []func(*huma.Schema){deriveLimits, movePatternDescription} {
+		seen := map[*huma.Schema]bool{}
+		for _, s := range oapi.Components.Schemas.Map() {
+			walkSchema(s, seen, fix)
+		}
+	}
+}
+
+// movePatternDescription moves patternDescription to x-pattern-description.
+func movePatternDescription(s *huma.Schema) {
+	if s.PatternDescription != "" {
+		if s.Extensions == nil {
+			s.Extensions = map[string]any{}
+		}
+		s.Extensions["x-pattern-description"] = strings.TrimSpace(s.PatternDescription)
+		s.PatternDescription = ""
+	}
+}
+
+// walkSchema applies fix to s and every schema inside it, once each.
+func walkSchema(s *huma.Schema, seen map[*huma.Schema]bool, fix func(*huma.Schema)) {
+	if s == nil || seen[s] {
+		return
+	}
+	seen[s] = true
+	fix(s)
+	walkSchema(s.Items, seen, fix)
+	for _, p := range s.Properties {
+		walkSchema(p, seen, fix)
+	}
+	if ap, ok := s.AdditionalProperties.(*huma.Schema); ok {
+		walkSchema(ap, seen, fix)
+	}
+	for _, list := range [][]*huma.Schema{s.OneOf, s.AnyOf, s.AllOf} {
+		for _, sub := range list {
+			walkSchema(sub, seen, fix)
+		}
+	}
+	walkSchema(s.Not, seen, fix)
+}

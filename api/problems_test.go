@@ -1,0 +1,88 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"platformapi/api"
+	"platformapi/api/apitest"
+	"platformapi/resources"
+)
+
+// TestProblems_PublicCatalogueOfEveryCode: GET /problems needs no token
+// and lists the one catalogue (resources.Problems) with status, meaning,
+// retry and the tool to call next; a token is not charged for it.
+func TestProblems_PublicCatalogueOfEveryCode(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	r := e.Do(http.MethodGet, "/api/v1/problems", "", nil)
+	if r.Status != http.StatusOK || r.Header.Get("RateLimit-Limit") != "" {
+		t.Fatalf("status %d, rate headers %q: %s", r.Status, r.Header.Get("RateLimit-Limit"), r.Body)
+	}
+	var page struct {
+		Items      []api.ProblemCodeItem `json:"items"`
+		NextCursor *string               `json:"next_cursor"`
+	}
+	if err := json.Unmarshal(r.Body, &page); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(api.ProblemCatalogue(), page.Items); diff != "" || page.NextCursor != nil {
+		t.Fatalf("(-catalogue +served)\n%s", diff)
+	}
+	if len(page.Items) != len(resources.Problems()) {
+		t.Fatalf("%d items, catalogue holds %d", len(page.Items), len(resources.Problems()))
+	}
+	byCode := map[string]api.ProblemCodeItem{}
+	for _, it := range page.Items {
+		byCode[it.Code] = it
+	}
+	status := func(n int) *int { return &n }
+	next := func(s string) *string { return &s }
+	want := map[string]api.ProblemCodeItem{
+		resources.CodeRateLimited: {Code: resources.CodeRateLimited, Kind: "problem", Status: status(429),
+			Meaning: byCode[resources.CodeRateLimited].Meaning, Retry: true},
+		resources.CodeLicenceRequired: {Code: resources.CodeLicenceRequired, Kind: "problem", Status: status(403),
+			Meaning: byCode[resources.CodeLicenceRequired].Meaning, Next: next("get-licence")},
+		resources.CodeVCSGroupFailed: {Code: resources.CodeVCSGroupFailed, Kind: "warning",
+			Meaning: byCode[resources.CodeVCSGroupFailed].Meaning},
+	}
+	for code, w := range want {
+		if diff := cmp.Diff(w, byCode[code]); diff != "" || w.Meaning == "" {
+			t.Errorf("%s (-want +got)\n%s", code, diff)
+		}
+	}
+}
+
+// TestProblems_BehindTheAPISwitch: public, but like every /api/v1 path it
+// answers 404 while the API is off.
+func TestProblems_BehindTheAPISwitch(t *testing.T) {
+	e := apitest.New(t, apitest.Options{Disabled: true})
+	if r := e.Do(http.MethodGet, "/api/v1/problems", "", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+}
+
+// TestProblems_READMEListsEveryCode: the README's Errors table names every
+// code of the catalogue, with its status.
+func TestProblems_READMEListsEveryCode(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(raw), "\n## Errors\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, c := range resources.Problems() {
+		status := c.Kind
+		if c.Status != 0 {
+			status = strconv.Itoa(c.Status)
+		}
+		if !strings.Contains(section, "| `"+c.Code+"` | "+status+" |") {
+			t.Errorf("README, Errors: no row for %s (%s)", c.Code, status)
+		}
+	}
+}

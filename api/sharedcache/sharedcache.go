@@ -1,0 +1,198 @@
+// Package sharedcache is the installation's shared cache on Redis: the
+// per-token rate budget every replica draws from (GCRA, go-redis/redis_rate)
+// and the change feed (Redis pub/sub) that tells every replica at once which
+// cached credentials to drop. When Redis is unreachable each replica falls
+// back to its own limiter and trusts cached credentials only for the
+// re-check interval; it says so once in its log and in its metrics, and
+// recovers by itself (flushing its cache, since it may have missed events).
+package sharedcache
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+// Channel is the pub/sub channel of the change feed; RateKeyPrefix starts
+// every rate-limit key (redis_rate adds its own "rate:" in front).
+const (
+	Channel       = "platformapi:changes"
+	RateKeyPrefix = "platformapi:"
+)
+
+// Timeouts: one Redis command may take opTimeout before the replica falls
+// back; the subscription is pinged every pingEvery and presumed lost after
+// three silent intervals; a lost subscription is retried every retryEvery.
+const (
+	opTimeout  = 500 * time.Millisecond
+	pingEvery  = time.Second
+	retryEvery = 500 * time.Millisecond
+)
+
+// Sink receives the change feed: Changed applies one change, Resync drops
+// everything cached. *api.Server is one.
+type Sink interface {
+	Changed(resources.Change)
+	Resync()
+}
+
+// Options configure a Shared.
+type Options struct {
+	URL       string       // redis://[user:password@]host:port/db
+	PerMinute int          // 0: api.RatePerMinute
+	Logger    *slog.Logger // nil: slog.Default()
+}
+
+// Shared is one process's connection to the shared cache. It is an
+// api.RateLimiter and a resources.ChangePublisher; Run keeps the change
+// feed's subscription (serve only; a portal command just publishes).
+type Shared struct {
+	client    *redis.Client
+	limiter   *rateLimiter
+	logger    *slog.Logger
+	state     atomic.Int32 // stateUnknown, stateUp or stateDown
+	kick      chan struct{}
+	mu        sync.Mutex
+	sink      Sink
+	fallback  prometheus.Gauge
+	published *prometheus.CounterVec
+}
+
+// New connects lazily to the Redis at o.URL: an unreachable Redis is not an
+// error here (the replica starts in fallback and recovers when it appears);
+// a malformed URL is.
+func New(o Options) (*Shared, error) {
+	setRedisLogger.Do(func() { redis.SetLogger(quietLogger{}) })
+	ro, err := redis.ParseURL(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("sharedcache: --redis-url: %w", err)
+	}
+	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = opTimeout, opTimeout, opTimeout
+	ro.PoolTimeout, ro.MaxRetries = opTimeout, 1
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.PerMinute <= 0 {
+		o.PerMinute = api.RatePerMinute
+	}
+	s := &Shared{client: redis.NewClient(ro), logger: o.Logger, kick: make(chan struct{}, 1)}
+	s.limiter = newRateLimiter(s, o.PerMinute)
+	s.fallback = prometheus.NewGauge(prometheus.GaugeOpts{Name: "platformapi_shared_cache_fallback",
+		Help: "1 while Redis is unreachable: per-replica rate limits, credentials re-checked by interval."})
+	s.published = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platformapi_change_feed_published_total",
+		Help: "Changes published to the feed, by kind and result."}, []string{"kind", "result"})
+	s.fallback.Set(1) // until the feed's subscription is confirmed
+	return s, nil
+}
+
+// Register adds the shared cache's metrics (fallback state, rate-limit
+// decisions, published changes) to reg; nil registers nothing.
+func (s *Shared) Register(reg prometheus.Registerer) {
+	if reg != nil {
+		reg.MustRegister(s.fallback, s.published, s.limiter.decisions)
+	}
+}
+
+// States of the connection to Redis; unknown until the first attempt.
+const (
+	stateUnknown int32 = iota
+	stateUp
+	stateDown
+)
+
+// Healthy reports whether the feed's subscription is confirmed and no
+// command to Redis has failed since.
+func (s *Shared) Healthy() bool { return s.state.Load() == stateUp }
+
+// Take implements api.RateLimiter: the shared budget while Redis answers,
+// this replica's own limiter otherwise.
+func (s *Shared) Take(ctx context.Context, key string, cost int) (api.RateDecision, error) {
+	return s.limiter.Take(ctx, key, cost)
+}
+
+// Publish implements resources.ChangePublisher: the change is applied to
+// this process's own sink at once, then sent to every replica. A failed send
+// is logged; other replicas then see the change within their re-check
+// interval.
+func (s *Shared) Publish(ctx context.Context, c resources.Change) {
+	if sink := s.currentSink(); sink != nil {
+		sink.Changed(c)
+	}
+	msg, err := encodeChange(c)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(ctx, opTimeout)
+		err = s.client.Publish(ctx, Channel, msg).Err()
+		cancel()
+	}
+	if err != nil {
+		s.published.WithLabelValues(c.Kind, "failed").Inc()
+		s.logger.Warn("publishing a change to the shared cache failed: "+
+			"other replicas apply it within their re-check interval",
+			"change", c.Kind, "error", err)
+		return
+	}
+	s.published.WithLabelValues(c.Kind, "sent").Inc()
+}
+
+// Close closes the connections.
+func (s *Shared) Close() error { return s.client.Close() }
+
+func (s *Shared) currentSink() Sink {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sink
+}
+
+// setHealthy records a transition, logging and counting it once.
+func (s *Shared) setHealthy(up bool, cause error) {
+	next := map[bool]int32{true: stateUp, false: stateDown}[up]
+	if s.state.Swap(next) == next {
+		return
+	}
+	if up {
+		s.fallback.Set(0)
+		s.logger.Info("shared cache (Redis) reachable: shared rate limits and change feed; cached credentials flushed")
+		return
+	}
+	s.fallback.Set(1)
+	s.logger.Warn("shared cache (Redis) unreachable: rate limits are per replica and credentials are re-checked "+
+		"against PostgreSQL by interval until it returns", "error", errText(cause))
+}
+
+// suspect is called when a command to Redis failed: the replica falls back
+// now, and the feed re-subscribes (flushing the cache) once Redis answers.
+func (s *Shared) suspect(err error) {
+	s.setHealthy(false, err)
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// quietLogger sends go-redis's own messages (dial failures while Redis is
+// down, one per attempt) to debug level: the transition is logged once by
+// setHealthy instead.
+type quietLogger struct{}
+
+// Printf implements go-redis's internal logging interface.
+func (quietLogger) Printf(ctx context.Context, format string, v ...any) {
+	slog.Default().DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
+var setRedisLogger sync.Once

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is a server the bench started.
+type process struct {
+	cmd   *exec.Cmd
+	url   string
+	pprof string // base URL of its pprof listener ("" unless -profile)
+}
+
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_, _ = p.cmd.Process.Wait()
+}
+
+// start runs bin args… with env, waits until probe answers, and returns it.
+func start(ctx context.Context, c config, name string, env []string, probe string, args ...string) (*process, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(c.work, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, args[0], append(args[1:], "--addr", addr)...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = append(os.Environ(), env...), logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, url: "http://" + addr}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if res, err := http.Get(p.url + probe); err == nil {
+			res.Body.Close()
+			return p, nil
+		}
+	}
+	p.stop()
+	b, _ := os.ReadFile(logf.Name())
+	return nil, fmt.Errorf("%s did not start:\n%s", name, b)
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// build compiles platformapi and this command (for `bench bare`). With
+// -profile the server is built with the benchpprof tag, which compiles in
+// a pprof listener (a normal build has none).
+func build(c config) (server, self string, err error) {
+	server, self = filepath.Join(c.work, "platformapi"), filepath.Join(c.work, "bench")
+	tags := ""
+	if c.profile != "" {
+		tags = "benchpprof"
+	}
+	for out, pkg := range map[string]string{server: "./cmd/platformapi", self: "./cmd/bench"} {
+		if b, err := exec.Command("go", "build", "-tags", tags, "-o", out, pkg).CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	return cmp.Or(c.server, server), self, nil
+}
+
+// startServer runs `platformapi serve` on the bench database with the
+// access log on (level info, written to a file in the work directory) and
+// the run's licence key; mode, when set, is the pgx statement mode
+// (default_query_exec_mode).
+func startServer(ctx context.Context, c config, w *world, bin, mode string) (*process, error) {
+	dsn := w.dsn
+	if mode != "" {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + "default_query_exec_mode=" + mode
+	}
+	args := []string{bin, "--database-url", dsn, "--log-level", c.logLevel, "--licence-public-key", w.licenceKey}
+	if c.redisURL != "" {
+		args = append(args, "--redis-url", c.redisURL)
+	}
+	args = append(args, "serve")
+	env := []string{"PLATFORMAPI_TOKEN_PEPPER=" + pepper}
+	var pprofAddr string
+	if c.profile != "" {
+		var err error
+		if pprofAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		env = append(env, "PLATFORMAPI_PPROF_ADDR="+pprofAddr)
+	}
+	p, err := start(ctx, c, "platformapi-"+mode, env, "/api/v1/openapi.json", args...)
+	if p != nil && pprofAddr != "" {
+		p.pprof = "http://" + pprofAddr
+	}
+	return p, err
+}
+
+// step is one load of a run and the request that checks it first.
+type step struct {
+	key string
+	l   load
+	pid int
+}
+
+// measure runs every load and fills the report.
+func measure(ctx context.Context, c config, w *world, r *report) error {
+	server, self, err := build(c)
+	if err != nil {
+		return err
+	}
+	bare, err := start(ctx, c, "bare", nil, "/ai/models/1", self, "bare", "--database-url", w.dsn)
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+	srv, err := startServer(ctx, c, w, server, "")
+	if err != nil {
+		return err
+	}
+	defer func() { srv.stop() }()
+	pool := func(cost int) []string {
+		t, err := w.tokens(ctx, poolSize(c.duration, cost))
+		if err != nil {
+			log.Fatal(err)
+		}
+		return t
+	}
+	run := func(s step) error {
+		if c.only != "" && !slices.Contains(strings.Split(c.only, ","), s.key) {
+			return nil
+		}
+		return runStep(ctx, c, r, s)
+	}
+	for _, s := range steps(bare, srv, w.depthCursor, pool) {
+		if err := run(s); err != nil {
+			return err
+		}
+	}
+	if !c.modes || c.only != "" {
+		return nil
+	}
+	return measureModes(ctx, c, w, server, &srv, pool, run)
+}
+
+// steps are the loads of a run, in order: the audit pages before the POSTs
+// (page 1 then holds seeded events, like the page at depth).
+func steps(bare, srv *process, depthCursor string, pool func(int) []string) []step {
+	get, mcp, a1, ad := pool(1), pool(2), pool(1), pool(1)
+	post, keyed, rss := pool(1), pool(1), pool(1)
+	run := time.Now().Format("150405")
+	return []step{
+		{"bare", load{name: "bare chi+pgx GET /ai/models/{id}", server: bare, script: getScript("/ai/models/", nil),
+			probe: probe{path: "/ai/models/1"}}, 0},
+		{"get", load{name: "platformapi GET /ai/models/{id}", server: srv, script: getScript("/api/v1/ai/models/", get),
+			probe: probe{path: "/api/v1/ai/models/1", token: get[0]}}, 0},
+		{"mcp", load{name: "MCP tools/call get-ai-model", server: srv, script: mcpScript(mcp), probe: mcpProbe(mcp[0])}, 0},
+		{"audit1", load{name: "GET /audit-events page 1", server: srv, script: fixedGetScript(auditQuery, a1),
+			probe: probe{path: auditQuery, token: a1[0]}}, 0},
+		{"auditdeep", load{name: "GET /audit-events at depth 990,000", server: srv,
+			script: fixedGetScript(auditQuery+"&cursor="+depthCursor, ad),
+			probe:  probe{path: auditQuery + "&cursor=" + depthCursor, token: ad[0]}}, 0},
+		{"post", load{name: "POST /ai/models (plain)", server: srv, script: postScript(post, false, "p"+run),
+			probe: postProbe(post[0], "", "p"+run)}, 0},
+		{"keyed", load{name: "POST /ai/models (Idempotency-Key)", server: srv, script: postScript(keyed, true, "k"+run),
+			probe: postProbe(keyed[0], "k"+run+"-probe", "k"+run)}, 0},
+		{"rss", load{name: "platformapi GET /ai/models/{id}, 64 connections", server: srv, conns: 64,
+			script: getScript("/api/v1/ai/models/", rss), probe: probe{path: "/api/v1/ai/models/1", token: rss[0]}},
+			srv.cmd.Process.Pid},
+	}
+}
+
+// runStep checks the load's request once, then runs the load (profiling the
+// server with -profile) and records it; a load whose check fails is recorded
+// as failed and not run.
+func runStep(ctx context.Context, c config, r *report, s step) error {
+	if err := s.l.probe.check(ctx, s.l.server.url); err != nil {
+		log.Printf("load %s not run: %v", s.l.name, err)
+		r.add(s.key, s.l.name, result{failed: err.Error()})
+		return nil
+	}
+	log.Printf("load: %s", s.l.name)
+	before, _ := serverStatuses(ctx, s.l.server)
+	cpuBefore := cpuSnapshot(s.l.server.cmd.Process.Pid)
+	stopProfile := profile(ctx, c, s)
+	res, err := s.l.run(ctx, c, s.pid)
+	stopProfile()
+	for k, v := range cpuSnapshot(s.l.server.cmd.Process.Pid).since(cpuBefore) {
+		res.cpu[k] = v
+	}
+	if after, err := serverStatuses(ctx, s.l.server); err == nil && before != nil {
+		res.serverNon2xx = after.non2xxSince(before)
+	}
+	r.add(s.key, s.l.name, res)
+	return err
+}
+
+// poolSize is how many tokens a load of cost units per request rotates
+// through so that no token reaches its 600 a minute at up to 25,000 requests
+// a second: the limiter stays on (each request is charged) but never refuses.
+func poolSize(d time.Duration, cost int) int {
+	perToken := 600 + 10*d.Seconds() // the burst plus what refills during the load
+	return int(25_000*d.Seconds()*float64(cost)/perToken) + 10
+}
+
+// measureModes measures a list whose SQL Bun interpolates (a distinct text
+// per model id) under each pgx statement mode, restarting the server for
+// each.
+func measureModes(ctx context.Context, c config, w *world, bin string, srv **process,
+	pool func(int) []string, run func(step) error) error {
+	for _, mode := range []string{"cache_statement", "exec", "simple_protocol"} {
+		(*srv).stop()
+		var err error
+		if *srv, err = startServer(ctx, c, w, bin, mode); err != nil {
+			return err
+		}
+		tokens := pool(1)
+		l := load{name: "GET /node-caches?model_id=…, " + mode, server: *srv, script: cachesScript(tokens),
+			probe: probe{path: "/api/v1/node-caches?model_id=10", token: tokens[0]}}
+		if err := run(step{key: "mode-" + mode, l: l}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// report collects results by key and prints them as Markdown.
+type report struct {
+	started time.Time
+	cfg     config
+	machine string
+	redis   bool
+	loadAvg []string
+	keys    []string
+	names   map[string]string
+	results map[string]result
+}
+
+func (r *report) add(key, name string, res result) {
+	if r.results == nil {
+		r.results, r.names = map[string]result{}, map[string]string{}
+		r.loadAvg = append(r.loadAvg, loadAvg())
+	}
+	r.keys = append(r.keys, key)
+	r.names[key], r.results[key] = name, res
+}
+
+// machine describes the CPU, memory and software of this run.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s), %s, GOMAXPROCS %d", runtime.NumCPU(), model, runtime.Version(), runtime.GOMAXPROCS(0))
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// ratio is a/b of two results' requests per second; no figure unless both
+// loads are valid (every answer a success).
+func (r *report) ratio(a, b string) string {
+	ra, rb := r.results[a], r.results[b]
+	if !ra.valid() || !rb.valid() || rb.rps == 0 {
+		return notComparable
+	}
+	return fmt.Sprintf("%.2f", ra.rps/rb.rps)
+}
+
+// inverse is b/a: how many times slower a is (for the page at depth).
+func (r *report) inverse(a, b string) string {
+	ra, rb := r.results[a], r.results[b]
+	if !ra.valid() || !rb.valid() || ra.rps == 0 {
+		return notComparable
+	}
+	return fmt.Sprintf("%.2f", rb.rps/ra.rps)
+}
+
+// notComparable stands for a ratio of loads that did not run or had
+// answers other than 2xx.
+const notComparable = "– (not comparable)"
+
+func (r *report) print(w io.Writer) {
+	r.loadAvg = append(r.loadAvg, loadAvg())
+	fmt.Fprintf(w, "## Run of %s\n\n", r.started.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "Machine: %s. wrk -t%d -c%d, %v per load; Redis: %v; access log: %s; "+
+		"load average before/after: %s.\n\n", r.machine, r.cfg.threads, r.cfg.conns, r.cfg.duration, r.redis,
+		r.cfg.accessLog(), strings.Join(r.loadAvg, " / "))
+	if r.cfg.profile != "" {
+		fmt.Fprintf(w, "Profiled (CPU and allocations into %s): figures a little low.\n\n", r.cfg.profile)
+	}
+	fmt.Fprintln(w, "| load | req/s | requests | non-2xx (wrk / server) | p50 | p99 | peak RSS |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, k := range r.keys {
+		res := r.results[k]
+		rss := "–"
+		if res.rssKB > 0 {
+			rss = fmt.Sprintf("%.1f MB", float64(res.rssKB)/1024)
+		}
+		fmt.Fprintf(w, "| %s | %.0f | %d | %d / %d | %s | %s | %s |\n", r.names[k], res.rps, res.requests,
+			res.non2xx, res.serverNon2xx, res.p50, res.p99, rss)
+	}
+	for _, k := range r.keys {
+		switch res := r.results[k]; {
+		case res.failed != "":
+			fmt.Fprintf(w, "\n**%s was not run: %s**\n", r.names[k], res.failed)
+		case !res.valid():
+			fmt.Fprintf(w, "\n**%s had answers other than 2xx (%d seen by wrk, %d counted by the server): "+
+				"its figure is not comparable.**\n", r.names[k], res.non2xx, res.serverNon2xx)
+		}
+	}
+	r.printCPU(w)
+	r.printTargets(w)
+}
+
+// printCPU shows the CPU each side spent per request: on a machine whose
+// cores all sides share, their sum bounds the throughput.
+func (r *report) printCPU(w io.Writer) {
+	fmt.Fprint(w, "\nCPU per request (µs), by process:\n\n")
+	fmt.Fprintln(w, "| load | server | PostgreSQL | Redis | wrk | sum |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, k := range r.keys {
+		res := r.results[k]
+		if res.requests == 0 {
+			continue
+		}
+		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.requests) }
+		sum := res.cpu["server"] + res.cpu["postgres"] + res.cpu["redis"] + res.cpu["wrk"]
+		fmt.Fprintf(w, "| %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", r.names[k], per(res.cpu["server"]),
+			per(res.cpu["postgres"]), per(res.cpu["redis"]), per(res.cpu["wrk"]), per(sum))
+	}
+}
+
+func (r *report) printTargets(w io.Writer) {
+	fmt.Fprintln(w, "\n| target | measured | goal |")
+	fmt.Fprintln(w, "|---|---|---|")
+	fmt.Fprintf(w, "| GET vs bare chi+pgx | %s | ≥ 0.70 |\n", r.ratio("get", "bare"))
+	fmt.Fprintf(w, "| MCP tools/call vs REST GET | %s | ≥ 0.67 |\n", r.ratio("mcp", "get"))
+	fmt.Fprintf(w, "| keyed POST vs plain POST | %s | ≥ 0.77 |\n", r.ratio("keyed", "post"))
+	fmt.Fprintf(w, "| audit page at depth: time vs page 1 | %s | ≤ 1.5 |\n", r.inverse("auditdeep", "audit1"))
+	rss := notComparable
+	if res := r.results["rss"]; res.valid() && res.rssKB > 0 {
+		rss = fmt.Sprintf("%.1f MB", float64(res.rssKB)/1024)
+	}
+	fmt.Fprintf(w, "| peak RSS at 64 connections | %s | < 100 MB |\n", rss)
+}

@@ -1,0 +1,225 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"platformapi/bunstore"
+	"platformapi/bunstore/pgtest"
+	"platformapi/resources"
+	"platformapi/resources/licencetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// cli runs platformapi commands in-process against one test database.
+type cli struct {
+	t   *testing.T
+	dsn string
+}
+
+// newCLI migrates a fresh database, creates the administrator
+// root@example.test and installs a valid test licence (the test vendor key
+// is configured through PLATFORMAPI_LICENCE_PUBLIC_KEY).
+func newCLI(t *testing.T) *cli {
+	c := newBareCLI(t)
+	c.installLicence(licencetest.Payload(c.installationID(), time.Now()))
+	return c
+}
+
+// newBareCLI is newCLI without a licence.
+func newBareCLI(t *testing.T) *cli {
+	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "cli-test-pepper-0123456789")
+	t.Setenv("PLATFORMAPI_LICENCE_PUBLIC_KEY", licencetest.PublicKeyBase64())
+	c := &cli{t: t, dsn: pgtest.DSN(t)}
+	c.ok("migrate", "up")
+	c.ok("portal", "user", "create", "--email", "root@example.test", "--name", "Root", "--role", "admin")
+	return c
+}
+
+func (c *cli) installationID() string {
+	c.t.Helper()
+	return c.ok("portal", "licence", "show")["installation_id"].(string)
+}
+
+// bundleFile writes p, signed with the test vendor key, to a file.
+func (c *cli) bundleFile(p resources.LicencePayload) string {
+	c.t.Helper()
+	file := filepath.Join(c.t.TempDir(), "licence.bundle")
+	if err := os.WriteFile(file, []byte(licencetest.Bundle(p)+"\n"), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+	return file
+}
+
+// installLicence installs p with `portal licence install` as
+// root@example.test.
+func (c *cli) installLicence(p resources.LicencePayload) map[string]any {
+	c.t.Helper()
+	return c.ok("portal", "licence", "install", "--as", "root@example.test", "--bundle", c.bundleFile(p))
+}
+
+// run executes one command line and returns its JSON output and error.
+func (c *cli) run(args ...string) (map[string]any, error) {
+	c.t.Helper()
+	var out, errOut bytes.Buffer
+	root := NewRootCommand(&out, &errOut)
+	root.SetArgs(append([]string{"--database-url", c.dsn, "--log-level", "error"}, args...))
+	err := root.ExecuteContext(context.Background())
+	var m map[string]any
+	if out.Len() > 0 {
+		if jerr := json.Unmarshal(out.Bytes(), &m); jerr != nil {
+			c.t.Fatalf("%v: output is not JSON: %s", args, out.String())
+		}
+	}
+	return m, err
+}
+
+func (c *cli) ok(args ...string) map[string]any {
+	c.t.Helper()
+	m, err := c.run(args...)
+	if err != nil {
+		c.t.Fatalf("%v: %v", args, err)
+	}
+	return m
+}
+
+func (c *cli) refused(code string, args ...string) *resources.Error {
+	c.t.Helper()
+	_, err := c.run(args...)
+	e, ok := resources.AsError(err)
+	if !ok || e.Code != code {
+		c.t.Fatalf("%v: got %v, want code %s", args, err, code)
+	}
+	return e
+}
+
+func (c *cli) query(sql string, dest any) {
+	c.t.Helper()
+	db, err := bunstore.Open(context.Background(), c.dsn)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.NewRaw(sql).Scan(context.Background(), dest); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func TestPortalTokenCreate_PrintsValueOnceStoresOnlyKeyedHash(t *testing.T) {
+	c := newCLI(t)
+	m := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "ci", "--scopes", "ai-read-global,audit-read-global")
+	value, _ := m["token"].(string)
+	if !strings.HasPrefix(value, "svc_pat_") || m["id"] != "1" || m["expires_at"] == nil {
+		t.Fatalf("create output: %v", m)
+	}
+	var leaks int
+	c.query("SELECT count(*) FROM api_tokens t, audit_events a WHERE t.token_hash::text LIKE '%"+value[8:]+"%' OR a.after_state::text LIKE '%"+value[8:]+"%'", &leaks)
+	if leaks != 0 {
+		t.Fatal("the token value is stored somewhere")
+	}
+	revoked := c.ok("portal", "token", "revoke", "1", "--as", "root@example.test")
+	if _, has := revoked["token"]; has || revoked["revoked_at"] == nil {
+		t.Fatalf("revoke output: %v", revoked)
+	}
+}
+
+func TestPortalTokenCreate_LifetimeOutside1To365_Refused(t *testing.T) {
+	c := newCLI(t)
+	for _, days := range []string{"0", "366", "-3"} {
+		e := c.refused("validation_failed", "portal", "token", "create", "--as", "root@example.test", "--name", "x", "--scopes", "ai-read-global", "--days", days)
+		if e.Field != "days" {
+			t.Fatalf("field %q", e.Field)
+		}
+	}
+	m := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "x", "--scopes", "ai-read-global", "--days", "365")
+	if m["token"] == nil {
+		t.Fatal("365 days refused")
+	}
+}
+
+func TestPortalTokenCreate_NeverAdminFounderSSHConsole(t *testing.T) {
+	c := newCLI(t)
+	for _, scope := range []string{"admin", "founder", "ssh-console"} {
+		c.refused("scope_not_allowed", "portal", "token", "create", "--as", "root@example.test", "--name", "x", "--scopes", scope)
+	}
+}
+
+func TestPortalTokenCreate_OnlyKeysTheMinterHolds(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "role", "create", "token-minter", "--permissions", "api-tokens-admin-global,ai-read-global")
+	c.ok("portal", "user", "create", "--email", "Mia@Example.TEST", "--name", "Mia", "--role", "token-minter")
+	c.refused("scope_not_allowed", "portal", "token", "create", "--as", "mia@example.test", "--name", "x", "--scopes", "audit-read-global")
+	c.ok("portal", "token", "create", "--as", "mia@example.test", "--name", "x", "--scopes", "ai-read-global")
+	c.ok("portal", "user", "create", "--email", "noone@example.test", "--name", "No One")
+	c.refused("forbidden", "portal", "token", "create", "--as", "noone@example.test", "--name", "x", "--scopes", "ai-read-global")
+}
+
+func TestPortalServiceAccount_TokenCarriesNoMoreThanTheAccount(t *testing.T) {
+	c := newCLI(t)
+	sa := c.ok("portal", "service-account", "create", "--as", "root@example.test", "--name", "deployer", "--permissions", "projects-read-global")
+	if sa["name"] != "deployer" || sa["id"] != "1" {
+		t.Fatalf("account: %v", sa)
+	}
+	c.refused("scope_not_allowed", "portal", "token", "create", "--as", "root@example.test", "--name", "x",
+		"--scopes", "audit-read-global", "--service-account", "deployer")
+	m := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "x",
+		"--scopes", "projects-read-global", "--service-account", "deployer")
+	if !strings.HasPrefix(m["token"].(string), "svc_sat_") {
+		t.Fatalf("service-account token: %v", m)
+	}
+}
+
+func TestPortalTokenExtend_NewExpiryAndRevokedRefused(t *testing.T) {
+	c := newCLI(t)
+	first := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "x", "--scopes", "ai-read-global", "--days", "1")
+	ext := c.ok("portal", "token", "extend", "1", "--as", "root@example.test", "--days", "30")
+	if ext["expires_at"] == first["expires_at"] {
+		t.Fatal("expiry unchanged")
+	}
+	c.refused("validation_failed", "portal", "token", "extend", "1", "--as", "root@example.test", "--days", "400")
+	c.ok("portal", "token", "revoke", "1", "--as", "root@example.test")
+	c.refused("token_revoked", "portal", "token", "extend", "1", "--as", "root@example.test", "--days", "30")
+	var events int
+	c.query("SELECT count(*) FROM audit_events WHERE entity_type = 'api_token' AND auth_kind = 'session' AND actor = 'root@example.test'", &events)
+	if events != 3 { // create, extend, revoke
+		t.Fatalf("token events: %d", events)
+	}
+}
+
+func TestPortalAPI_EnableDisableAuditedAsSession(t *testing.T) {
+	c := newCLI(t)
+	c.refused("sign_in_required", "portal", "api", "enable", "--as", "")
+	if m := c.ok("portal", "api", "enable", "--as", "root@example.test"); m["api_enabled"] != true {
+		t.Fatalf("enable: %v", m)
+	}
+	c.ok("portal", "api", "enable", "--as", "root@example.test") // no change, no event
+	if m := c.ok("portal", "api", "disable", "--as", "root@example.test"); m["api_enabled"] != false {
+		t.Fatalf("disable: %v", m)
+	}
+	var n int
+	c.query("SELECT count(*) FROM audit_events WHERE entity_type = 'platform_settings' AND auth_kind = 'session'", &n)
+	if n != 2 {
+		t.Fatalf("settings events: %d", n)
+	}
+	c.ok("portal", "user", "create", "--email", "eve@example.test", "--name", "Eve")
+	c.refused("forbidden", "portal", "api", "enable", "--as", "eve@example.test")
+}
+
+func TestMigrateStatus_ListsApplied(t *testing.T) {
+	c := newCLI(t)
+	m := c.ok("migrate", "status")
+	list := m["migrations"].([]any)
+	if len(list) == 0 || list[0].(map[string]any)["applied"] != true {
+		t.Fatalf("status: %v", m)
+	}
+	if up := c.ok("migrate", "up"); len(up["applied"].([]any)) != 0 {
+		t.Fatalf("second up applied: %v", up)
+	}
+}

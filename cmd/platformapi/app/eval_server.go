@@ -1,0 +1,131 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"platformapi/resources"
+)
+
+// DefaultEvalClock is the instant the embedded evaluation server's clock
+// stands at unless --frozen-clock says otherwise.
+var DefaultEvalClock = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// EvalServer is a platformapi server on a fresh database holding the demo
+// world, serving on a loopback port, with the wiring of `serve`: what
+// `platformapi eval` plays suites against when no --target is given, and
+// what the suites' tests start in-process.
+type EvalServer struct {
+	URL    string // http://127.0.0.1:PORT
+	Token  string // the demo administrator's token, every token scope
+	dsn    string
+	dir    string // holds the token pepper file
+	frozen time.Time
+	stop   func()
+}
+
+// StartEvalServer migrates the (fresh) database at dsn, freezes its clock at
+// opts.FrozenClock (DefaultEvalClock when zero), builds the demo world and
+// serves it until Close. Simulated outside world; provisioning and the
+// pipeline finish at once.
+func StartEvalServer(ctx context.Context, opts Options, dsn string) (s *EvalServer, err error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	if opts.FrozenClock.IsZero() {
+		opts.FrozenClock = DefaultEvalClock
+	}
+	s = &EvalServer{dsn: dsn, frozen: opts.FrozenClock}
+	if s.dir, err = os.MkdirTemp("", "platformapi-eval-"); err != nil {
+		return nil, err
+	}
+	opts.DatabaseURL, opts.TokenPepperFile = dsn, filepath.Join(s.dir, "token-pepper")
+	if err := os.WriteFile(opts.TokenPepperFile, []byte(rand.Text()+rand.Text()), 0o600); err != nil {
+		return nil, errors.Join(err, os.RemoveAll(s.dir))
+	}
+	m, err := Open(ctx, opts)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(s.dir))
+	}
+	if err := s.serve(ctx, m); err != nil {
+		m.Close()
+		return nil, errors.Join(err, os.RemoveAll(s.dir))
+	}
+	return s, nil
+}
+
+// serve builds the world and starts the worker and the listener.
+func (s *EvalServer) serve(ctx context.Context, m *Main) error {
+	o := ServeOptions{Demo: true, PollInterval: 20 * time.Millisecond, GatewayURL: resources.DefaultGatewayBaseURL}
+	reg := m.newRegistry()
+	h, err := m.prepare(ctx, o, reg)
+	if err != nil {
+		return err
+	}
+	tok, err := m.buildDemo(ctx, h)
+	if err != nil {
+		return err
+	}
+	stopBackground, err := m.background(ctx, o, reg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		stopBackground()
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	s.URL, s.Token = "http://"+ln.Addr().String(), tok.Value
+	s.stop = func() {
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shutdown)
+		stopBackground()
+		m.Close()
+	}
+	return nil
+}
+
+// Portal runs `platformapi portal ARGS…` on the server's database with its
+// pepper and clock, and returns the printed JSON.
+func (s *EvalServer) Portal(ctx context.Context, args []string) ([]byte, error) {
+	return runPortal(ctx, []string{"--database-url", s.dsn, "--token-pepper-file", filepath.Join(s.dir, "token-pepper"),
+		"--frozen-clock", s.frozen.Format(time.RFC3339Nano)}, args)
+}
+
+// runPortal runs one portal command in-process with the global flags.
+func runPortal(ctx context.Context, global, args []string) ([]byte, error) {
+	var out bytes.Buffer
+	root := NewRootCommand(&out, io.Discard)
+	root.SetArgs(append(append(append(global, "--log-level", "error"), "portal"), args...))
+	err := root.ExecuteContext(ctx)
+	return out.Bytes(), err
+}
+
+// Close stops the server and removes its files; the database stays (its
+// owner drops it).
+func (s *EvalServer) Close() {
+	if s.stop != nil {
+		s.stop()
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+// randomSuffix names fresh databases.
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

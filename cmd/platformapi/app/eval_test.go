@@ -1,0 +1,94 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"platformapi/bunstore/pgtest"
+)
+
+// evalCLI runs `platformapi ARGS…` in-process and returns what it printed.
+func evalCLI(args ...string) (string, error) {
+	var out bytes.Buffer
+	root := NewRootCommand(&out, io.Discard)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+const fleetSuite = "../../../evals/suites/fleet-gpu-status.yaml"
+
+func TestEval_AgainstTarget_JSONResultsAndFailingSuiteExits1(t *testing.T) {
+	srv, err := StartEvalServer(context.Background(), Options{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}, pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out, err := evalCLI("eval", "--target", srv.URL, "--token", srv.Token, "--json", "--no-timing", fleetSuite)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var rep struct {
+		Passed int `json:"passed"`
+		Suites []struct {
+			Runs []struct {
+				Calls      int `json:"calls"`
+				TokensRead int `json:"tokens_read"`
+			} `json:"runs"`
+		} `json:"suites"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Passed != 1 || rep.Suites[0].Runs[0].Calls != 1 {
+		t.Fatalf("report %s (%v)", out, err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	src, _ := os.ReadFile(fleetSuite)
+	_ = os.WriteFile(bad, bytes.Replace(src, []byte("len: 4"), []byte("len: 5"), 1), 0o644)
+	out, err = evalCLI("eval", "--target", srv.URL, "--token", srv.Token, bad)
+	if !errors.Is(err, ErrSuitesFailed) || !strings.Contains(out, "length is 4, want 5") || !strings.Contains(out, "0 passed, 1 failed") {
+		t.Fatalf("failing suite: %v\n%s", err, out)
+	}
+}
+
+func TestEval_BadSuiteFile_ErrorNamesFileLineMember(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	_ = os.WriteFile(bad, []byte("name: x\ndescription: d\nturns:\n  - user: u\n    calls:\n      - tool: get-meta\n        colour: red\n"), 0o644)
+	_, err := evalCLI("eval", "--target", "http://127.0.0.1:1", "--token", "t", bad)
+	if err == nil || err.Error() != bad+":7: turns[0].calls[0].colour: unknown member" {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// TestEval_Embedded_FreshDatabaseDroppedAfterwards runs the suites the way
+// the README shows, on a fresh database of the test server.
+func TestEval_Embedded_FreshDatabaseDroppedAfterwards(t *testing.T) {
+	admin := pgtest.AdminDSN(t)
+	out, err := evalCLI("--database-url", admin, "eval", "--json", "--no-timing", fleetSuite,
+		"../../../evals/suites/refusal-missing-scope.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, `"passed": 2`) {
+		t.Fatalf("report %s", out)
+	}
+	c := &cli{t: t, dsn: admin}
+	var left int
+	c.query("SELECT count(*) FROM pg_database WHERE datname LIKE 'platformapi_eval_%'", &left)
+	if left != 0 {
+		t.Fatalf("%d eval databases left behind", left)
+	}
+}
+
+func TestEval_OpenAIAgentNeedsBaseURLAndModel(t *testing.T) {
+	_, err := evalCLI("eval", "--target", "http://127.0.0.1:1", "--token", "t", "--agent", "openai", fleetSuite)
+	if err == nil || !strings.Contains(err.Error(), "--base-url and --model") {
+		t.Fatalf("error %v", err)
+	}
+}

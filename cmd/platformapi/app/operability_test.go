@@ -1,0 +1,66 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestVersion_CommandAndFlagFromBuildInfo(t *testing.T) {
+	var out bytes.Buffer
+	root := NewRootCommand(&out, io.Discard)
+	root.SetArgs([]string{"version"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	var b BuildInfo
+	if err := json.Unmarshal(out.Bytes(), &b); err != nil {
+		t.Fatalf("version output: %v %s", err, out.String())
+	}
+	if b.GoVersion != runtime.Version() || b.Version == "" || b.API != "1.0.0" {
+		t.Fatalf("version: %+v", b)
+	}
+	out.Reset()
+	root = NewRootCommand(&out, io.Discard)
+	root.SetArgs([]string{"--version"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "platformapi "+b.Version) || !strings.Contains(got, runtime.Version()) {
+		t.Fatalf("--version: %q", got)
+	}
+}
+
+// TestServeLog_APIOff_SaysHowToTurnItOn: the start-up log names every
+// address and, while the API is off, the command that turns it on.
+func TestServeLog_APIOff_SaysHowToTurnItOn(t *testing.T) {
+	c := newCLI(t)
+	var logs bytes.Buffer
+	m, err := Open(context.Background(), Options{DatabaseURL: c.dsn,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.logWhereServed(context.Background(), ServeOptions{MetricsAddr: "127.0.0.1:9100"}, "127.0.0.1:8080")
+	text := logs.String()
+	for _, want := range []string{`"docs":"http://127.0.0.1:8080/api/v1/docs"`, `"mcp":"http://127.0.0.1:8080/mcp"`,
+		`"healthz":"http://127.0.0.1:8080/healthz"`, `"readyz":"http://127.0.0.1:8080/readyz"`,
+		`"metrics":"http://127.0.0.1:9100/metrics"`, `"level":"WARN","msg":"the API is off`,
+		`"enable_with":"platformapi portal api enable --as root@example.test"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("start-up log lacks %s:\n%s", want, text)
+		}
+	}
+	c.ok("portal", "api", "enable", "--as", "root@example.test")
+	logs.Reset()
+	m.logWhereServed(context.Background(), ServeOptions{}, "127.0.0.1:8080")
+	if strings.Contains(logs.String(), "the API is off") {
+		t.Fatal("API on, yet the log says it is off")
+	}
+}

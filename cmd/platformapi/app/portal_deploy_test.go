@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"platformapi/bunstore"
+	"platformapi/resources"
+)
+
+// TestPortalDeployReport_WithoutPromotion_RecordsTheDeployedVersion: what
+// a pipeline reports for a deploy started outside the API (a push) is
+// recorded by `portal deploy report`; a failure nothing accounts for is
+// refused.
+func TestPortalDeployReport_WithoutPromotion_RecordsTheDeployedVersion(t *testing.T) {
+	c := newCLI(t)
+	db, err := bunstore.Open(context.Background(), c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, ctx, actor := bunstore.NewStore(db), context.Background(), resources.Actor{Label: "test"}
+	cust, err := st.CreateCustomer(ctx, actor, resources.CustomerCreate{Customer: resources.Customer{ShortName: "ACME",
+		LongName: "Acme Corp", VCSGroup: "acme", PrimaryContactEmail: "a@acme.example", PrimaryContactName: "Jane",
+		BillingTier: "INTERNAL", DefaultEmailTier: 3, Edition: "sp", Status: "active"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, actor, resources.Project{CustomerID: cust.ID, ShortName: "SHOP", Name: "Web shop",
+		Kind: "cluster", Components: []string{"www"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	report := []string{"portal", "deploy", "report", "--project", "1", "--env", "dev", "--component", "www",
+		"--version", "3.2.1", "--by", "pipeline:push-7"}
+	if m := c.ok(report...); m["recorded"] != true {
+		t.Fatalf("report: %v", m)
+	}
+	var got []struct {
+		Env, Version, ReportedBy string
+	}
+	c.query("SELECT env, version, reported_by FROM deployments", &got)
+	if diff := cmp.Diff([]struct{ Env, Version, ReportedBy string }{{"dev", "3.2.1", "pipeline:push-7"}}, got); diff != "" {
+		t.Fatalf("deployments (-want +got):\n%s", diff)
+	}
+	c.refused(resources.CodeReleaseOperationNotFound, append(report, "--failed", "--reason", "boom")...)
+}

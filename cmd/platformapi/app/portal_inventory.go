@@ -1,0 +1,52 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"platformapi/resources"
+)
+
+// portalInventory groups the hardware-inventory actions: importing the AI
+// node roster.
+func portalInventory(opts *Options, out io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "inventory", Short: "The hardware inventory (the AI node roster)"}
+	var as string
+	imp := &cobra.Command{Use: "import FILE", Short: "Replace the AI node roster with FILE (YAML or JSON; - reads stdin)",
+		Long: "FILE is {nodes: [...]} as docs/inventory.schema.json describes. Listed nodes are created or updated; " +
+			"nodes missing from FILE are removed unless they hold node caches (then kept and reported). One " +
+			"transaction, one audit event. Prints what changed as JSON.",
+		Args: cobra.ExactArgs(1),
+		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
+			f, err := readInventory(args[0], c.InOrStdin())
+			if err != nil {
+				return err
+			}
+			res, err := m.store.ImportInventory(c.Context(), as, f)
+			if err != nil {
+				return err
+			}
+			return PrintJSON(out, res)
+		})}
+	imp.Flags().StringVar(&as, "as", "", "acting person holding ai-write-global (empty: the operator at this console)")
+	cmd.AddCommand(imp)
+	return cmd
+}
+
+// readInventory reads and validates an inventory file ("-": stdin).
+func readInventory(path string, stdin io.Reader) (resources.InventoryFile, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return resources.InventoryFile{}, fmt.Errorf("inventory: %w", err)
+	}
+	return resources.ParseInventory(path, data)
+}

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// inventoryFile writes an inventory file into a temporary directory.
+func inventoryFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func hostList(v any) string { return fmt.Sprint(v) }
+
+func TestPortalInventoryImport_ValidYAMLThenJSON_CreatedUpdatedUnchanged(t *testing.T) {
+	c := newCLI(t)
+	yaml := inventoryFile(t, "roster.yaml", "nodes:\n- {hostname: gpu-01, site: fra1}\n- {hostname: gpu-02, gpu_class: L40S}\n")
+	m := c.ok("portal", "inventory", "import", yaml, "--as", "root@example.test")
+	if hostList(m["created"]) != "[gpu-01 gpu-02]" || hostList(m["removed"]) != "[]" || hostList(m["kept"]) != "[]" {
+		t.Fatalf("first import: %v", m)
+	}
+	json := inventoryFile(t, "roster.txt", `{"nodes":[{"hostname":"gpu-01","site":"fra1"},{"hostname":"gpu-02","gpu_class":"H100"}]}`)
+	m = c.ok("portal", "inventory", "import", json)
+	if hostList(m["unchanged"]) != "[gpu-01]" || hostList(m["updated"]) != "[gpu-02]" || hostList(m["created"]) != "[]" {
+		t.Fatalf("second import: %v", m)
+	}
+	var events []struct {
+		Actor string `bun:"actor"`
+	}
+	c.query("SELECT actor FROM audit_events WHERE action = 'ai_node.inventory_import' ORDER BY id", &events)
+	if len(events) != 2 || events[0].Actor != "root@example.test" || events[1].Actor != "ops:portal" {
+		t.Fatalf("events: %v", events)
+	}
+	var class string
+	c.query("SELECT gpu_class FROM ai_nodes WHERE hostname = 'gpu-02'", &class)
+	if class != "H100" {
+		t.Fatalf("gpu_class %q", class)
+	}
+}
+
+func TestPortalInventoryImport_InvalidFile_RefusedNamingTheEntryAndChangingNothing(t *testing.T) {
+	c := newCLI(t)
+	bad := inventoryFile(t, "roster.yml", "nodes:\n- {hostname: gpu-01}\n- {hostname: gpu-02, vmid: 12}\n- {hostname: gpu-01}\n")
+	e := c.refused("inventory_invalid", "portal", "inventory", "import", bad, "--as", "root@example.test")
+	if e.Field != "nodes[1].is_virtual" || !strings.Contains(e.Detail, "nodes[1] (gpu-02): parent_host and vmid are only for virtual nodes") ||
+		!strings.Contains(e.Detail, "nodes[2] (gpu-01): hostname repeats nodes[0]") {
+		t.Fatalf("%+v", e)
+	}
+	var n int
+	c.query("SELECT count(*) FROM ai_nodes", &n)
+	if n != 0 {
+		t.Fatalf("an invalid file imported %d nodes", n)
+	}
+	if _, err := c.run("portal", "inventory", "import", filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Fatal("a missing file was imported")
+	}
+}
+
+func TestPortalInventoryImport_MissingNodesRemovedUnlessTheyHoldNodeCaches(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "inventory", "import", inventoryFile(t, "a.yaml", "nodes:\n- {hostname: gpu-01}\n- {hostname: gpu-02}\n- {hostname: gpu-03}\n"))
+	var model int64
+	c.query("INSERT INTO ai_models (repo, display_name) VALUES ('org/m', 'm') RETURNING id", &model)
+	var ignored int
+	c.query(fmt.Sprintf("WITH i AS (INSERT INTO node_caches (hostname, model_id, status) VALUES ('gpu-02', %d, 'ready') RETURNING 1) SELECT count(*) FROM i", model), &ignored)
+	m := c.ok("portal", "inventory", "import", inventoryFile(t, "b.yaml", "nodes:\n- {hostname: gpu-01}\n"))
+	kept := m["kept"].([]any)
+	if hostList(m["removed"]) != "[gpu-03]" || len(kept) != 1 || kept[0].(map[string]any)["hostname"] != "gpu-02" ||
+		kept[0].(map[string]any)["node_caches"] != 1.0 {
+		t.Fatalf("import: %v", m)
+	}
+	var hosts []string
+	c.query("SELECT hostname FROM ai_nodes ORDER BY hostname", &hosts)
+	if strings.Join(hosts, ",") != "gpu-01,gpu-02" {
+		t.Fatalf("roster: %v", hosts)
+	}
+}
+
+func TestPortalInventoryImport_ActingPersonNeedsAIWrite(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "user", "create", "--email", "reader@example.test", "--name", "Reader")
+	f := inventoryFile(t, "a.yaml", "nodes: []\n")
+	c.refused("forbidden", "portal", "inventory", "import", f, "--as", "reader@example.test")
+	if m := c.ok("portal", "inventory", "import", f, "--as", "root@example.test"); hostList(m["created"]) != "[]" {
+		t.Fatalf("%v", m)
+	}
+}

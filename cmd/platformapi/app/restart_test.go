@@ -1,0 +1,121 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestServe_KilledWhileProvisioning_OperationFinishesOnceAfterRestart runs
+// the real binary, kills it (SIGKILL) while a provisioning operation runs,
+// starts it again, and checks the operation then succeeds exactly once.
+func TestServe_KilledWhileProvisioning_OperationFinishesOnceAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server twice")
+	}
+	c := newCLI(t)
+	c.ok("portal", "api", "enable", "--as", "root@example.test")
+	tok := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "k",
+		"--scopes", "tenancy-write-global,projects-write-global,projects-read-global")["token"].(string)
+	bin := buildServer(t)
+	addr := freeAddr(t)
+	// The first server would provision for a minute; it dies long before.
+	first := startServer(t, bin, c.dsn, addr, "--provision-delay", "60s", "--job-timeout", "2m", "--job-rescue-after", "2m")
+	api := &client{t: t, base: "http://" + addr + "/api/v1", token: tok}
+	cust := api.call("POST", "/customers", `{"short_name":"ACME","long_name":"Acme Corp","vcs_group":"acme",
+		"primary_contact_email":"a@acme.example","primary_contact_name":"Jane Doe"}`, 201)
+	op := api.call("POST", "/projects", `{"customer_id":"`+cust["id"].(string)+`","short_name":"SHOP","name":"Web shop",
+		"kind":"cluster","components":["www"]}`, 202)
+	opPath := "/operations/" + op["id"].(string)
+	api.waitStatus(opPath, "running", 30*time.Second)
+	_ = first.Process.Kill() // no shutdown: the job is left running in the queue
+	_, _ = first.Process.Wait()
+	time.Sleep(4 * time.Second) // longer than --job-rescue-after: the job is presumed lost
+	// The second finds the job stuck with its dead server and runs it again.
+	startServer(t, bin, c.dsn, addr, "--provision-delay", "200ms", "--job-timeout", "3s", "--job-rescue-after", "3s")
+	api.waitStatus(opPath, "succeeded", 90*time.Second)
+	if p := api.call("GET", "/projects/1", "", 200); p["status"] != "active" {
+		t.Fatalf("project: %v", p)
+	}
+	var provisioned int
+	c.query("SELECT count(*) FROM audit_events WHERE action = 'project.provision'", &provisioned)
+	if provisioned != 1 {
+		t.Fatalf("provisioning applied %d times", provisioned)
+	}
+}
+
+func startServer(t *testing.T, bin, dsn, addr string, flags ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--database-url", dsn, "--log-level", "warn", "serve", "--addr", addr}, flags...)...)
+	cmd.Env = append(os.Environ(), "PLATFORMAPI_TOKEN_PEPPER=cli-test-pepper-0123456789")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_, _ = cmd.Process.Wait()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get("http://" + addr + "/api/v1/meta"); err == nil {
+			res.Body.Close()
+			return cmd
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("server did not start:\n%s", logs.String())
+	return nil
+}
+
+type client struct {
+	t           *testing.T
+	base, token string
+}
+
+func (c *client) call(method, path, body string, want int) map[string]any {
+	c.t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), method, c.base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&m)
+	if res.StatusCode != want {
+		c.t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, m)
+	}
+	return m
+}
+
+func (c *client) waitStatus(path, status string, within time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		m := c.call("GET", path, "", 200)
+		if m["status"] == status {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s is %v, want %s", path, m["status"], status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,242 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"platformapi/api"
+	"platformapi/bunstore"
+	"platformapi/resources"
+	"platformapi/resources/codehostsim"
+	"platformapi/resources/gitlab"
+	"platformapi/resources/pipelinesim"
+	"platformapi/resources/webhook"
+	"platformapi/tools"
+)
+
+// ServeOptions configure `serve`.
+type ServeOptions struct {
+	Addr           string
+	Demo           bool
+	Networks       []netip.Prefix // nil: loopback and private ranges
+	AllowedOrigins []string       // MCP Origin allow-list
+	GitLabURL      string         // code host; empty: the simulated one
+	GitLabToken    string
+	WebhookURL     string        // release pipeline; empty: the simulated one
+	WebhookSecret  string        // signs webhook bodies (HMAC-SHA256)
+	ProvisionDelay time.Duration // simulated provisioning time
+	PipelineDelay  time.Duration // simulated pipeline run time
+	JobTimeout     time.Duration // a job running longer is cancelled
+	RescueAfter    time.Duration // a job running longer is presumed lost and retried
+	GatewayURL     string        // AI gateway base URL, ending in /v1
+	PrometheusURL  string        // monitoring of the AI nodes; empty: the simulated one
+	PollInterval   time.Duration // how often the worker looks for jobs; 0: 1 second
+	MetricsAddr    string        // separate listener for /metrics; empty: on Addr
+	RequestTimeout time.Duration // bounds each request
+	AuthRecheck    time.Duration // with Redis: longest a cached credential is trusted (0: 30 s)
+}
+
+// pipeline picks the release pipeline: the webhook when configured, else
+// the in-process simulated one, which reports back to the store.
+func (m *Main) pipeline(o ServeOptions) resources.ReleasePipeline {
+	if o.WebhookURL != "" {
+		return webhook.New(o.WebhookURL, []byte(o.WebhookSecret), nil)
+	}
+	m.opts.Logger.Warn("no release pipeline configured (--pipeline-webhook-url): using the simulated pipeline")
+	return pipelinesim.New(m.store, o.PipelineDelay, pipelinesim.WithLogger(m.opts.Logger))
+}
+
+// startWorker starts the background worker of long-running operations.
+func (m *Main) startWorker(ctx context.Context, o ServeOptions, reg prometheus.Registerer) (*bunstore.Worker, error) {
+	w, err := m.store.NewWorker(bunstore.WorkerConfig{Pipeline: m.pipeline(o), ProvisionDelay: o.ProvisionDelay,
+		JobTimeout: o.JobTimeout, RescueAfter: o.RescueAfter, PollInterval: o.PollInterval, Logger: m.opts.Logger,
+		Metrics: reg})
+	if err != nil {
+		return nil, err
+	}
+	return w, w.Start(context.WithoutCancel(ctx))
+}
+
+// codeHost picks the code host: GitLab when a URL is configured, else the
+// in-process simulated one (demo and development).
+func (m *Main) codeHost(o ServeOptions) resources.CodeHost {
+	if o.GitLabURL != "" {
+		return gitlab.New(o.GitLabURL, o.GitLabToken, nil)
+	}
+	m.opts.Logger.Warn("no GitLab configured (--gitlab-url): using the simulated code host")
+	return codehostsim.New()
+}
+
+// sweepIdempotencyKeys deletes expired idempotency keys now and every
+// interval until ctx ends.
+func (m *Main) sweepIdempotencyKeys(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := m.store.DeleteExpired(ctx); err != nil && ctx.Err() == nil {
+			m.opts.Logger.Error("deleting expired idempotency keys", "error", err)
+		} else if n > 0 {
+			m.opts.Logger.Info("deleted expired idempotency keys", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Handler builds the HTTP handler: the API under /api/v1, MCP at /mcp, the
+// probes and (unless it has its own listener) /metrics, registering the
+// API's metrics on reg.
+func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Registry) (http.Handler, error) {
+	key, err := m.store.ServerKey(ctx, "cursor")
+	if err != nil {
+		return nil, err
+	}
+	verifier, err := m.licenceVerifier(o.Demo)
+	if err != nil {
+		return nil, err
+	}
+	var gatherer prometheus.Gatherer = reg
+	if o.MetricsAddr != "" {
+		gatherer = nil
+	}
+	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
+		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
+		RequestTimeout: o.RequestTimeout}
+	if m.shared != nil {
+		m.shared.Register(reg)
+		cfg.Limiter, cfg.CredentialCache = m.shared, api.NewCredentialCache(o.AuthRecheck, nil, reg)
+	}
+	srv := api.New(cfg,
+		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
+			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o),
+			Operations: m.store, Projects: m.store, Releases: m.store, AIModels: m.store, AIGateway: m.store,
+			AINodes: m.store, NodeCaches: m.store, Monitoring: m.monitor(o), Licences: m.store, Brands: m.store,
+			Readiness: m.store})
+	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
+		return nil, err
+	}
+	if m.shared != nil {
+		go m.shared.Run(ctx, srv)
+	}
+	return srv.Router(), nil
+}
+
+// Run migrates the database, freezes its clock when asked, optionally sets
+// up the demo world, starts the worker and the idempotency-key sweep, and
+// serves HTTP on o.Addr (and /metrics on o.MetricsAddr) until ctx ends.
+func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
+	reg := m.newRegistry()
+	h, err := m.prepare(ctx, o, reg)
+	if err != nil {
+		return err
+	}
+	if o.Demo {
+		if err := m.setupDemo(ctx, h, out); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	stop, err := m.background(ctx, o, reg)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return m.listen(ctx, o, h, reg)
+}
+
+// prepare migrates, freezes the clock when asked and builds the handler,
+// registering its metrics on reg.
+func (m *Main) prepare(ctx context.Context, o ServeOptions, reg *prometheus.Registry) (http.Handler, error) {
+	if err := m.migrate(ctx); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if err := m.freezeDatabaseClock(ctx); err != nil {
+		return nil, err
+	}
+	if !m.pepper.Configured() {
+		m.opts.Logger.Warn("no token pepper configured: every authenticated request answers 503 api_tokens_unconfigured")
+	}
+	if m.opts.LicencePublicKey == "" && !o.Demo {
+		m.opts.Logger.Warn("no licence public key configured (--licence-public-key): no bundle verifies, writes answer 403")
+	}
+	return m.Handler(ctx, o, reg)
+}
+
+// background starts the idempotency-key sweep and the worker; the
+// returned function stops both.
+func (m *Main) background(ctx context.Context, o ServeOptions, reg prometheus.Registerer) (func(), error) {
+	sweep, cancel := context.WithCancel(ctx)
+	go m.sweepIdempotencyKeys(sweep, 10*time.Minute)
+	worker, err := m.startWorker(ctx, o, reg)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	return func() {
+		cancel()
+		stop, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancelStop()
+		_ = worker.Stop(stop)
+	}, nil
+}
+
+// listen serves h on o.Addr, and the metrics of reg on o.MetricsAddr when
+// set, until ctx ends.
+func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *prometheus.Registry) error {
+	if o.MetricsAddr != "" {
+		ln, err := listenTCP(o.MetricsAddr, "--metrics-addr")
+		if err != nil {
+			return err
+		}
+		go func() {
+			if err := m.serve(ctx, ln, api.NetworkGate(o.Networks, api.MetricsHandler(reg))); err != nil {
+				m.opts.Logger.Error("metrics listener", "addr", o.MetricsAddr, "error", err)
+			}
+		}()
+	}
+	ln, err := listenTCP(o.Addr, "--addr")
+	if err != nil {
+		return err
+	}
+	m.logWhereServed(ctx, o, ln.Addr().String())
+	return m.serve(ctx, ln, h)
+}
+
+// listenTCP listens on addr, saying which flag chooses another address
+// when it is taken.
+func listenTCP(addr, flag string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (is another server running there? choose another with %s)", addr, err, flag)
+	}
+	return ln, nil
+}
+
+// serve serves h on ln until ctx ends, then drains requests for up to 10
+// seconds.
+func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

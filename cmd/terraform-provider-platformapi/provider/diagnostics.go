@@ -1,0 +1,122 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+)
+
+// codeDestroyNotAllowed is the API's refusal of a destroy by a token
+// without Allow destroy.
+const codeDestroyNotAllowed = "destroy_not_allowed"
+
+// codePreconditionFailed is the API's refusal of a conditional write
+// (If-Match) to something that changed since the version sent.
+const codePreconditionFailed = "precondition_failed"
+
+// staleHint tells what a 412 means for Terraform and what to do (%s: the object).
+const staleHint = "The %s changed outside Terraform after Terraform last read it: its version is no longer " +
+	"the one in the Terraform state, which the update sent as If-Match. Nothing was changed, so the change " +
+	"made outside Terraform is not overwritten unseen. Run terraform plan (or terraform apply) again: the " +
+	"refresh reads the current state, and the new plan shows what applying the configuration would change."
+
+// tokenDestroyHint names the token setting a destroy needs.
+const tokenDestroyHint = "The provider's token (the `token` argument or PLATFORMAPI_TOKEN) must be an API " +
+	"token minted with Allow destroy: in the portal, Profile, API tokens, Create token, tick Allow destroy " +
+	"(or `platformapi portal token create --allow-destroy`). allow_destroy = true in the provider block is " +
+	"the provider's own switch; the API still needs the token's."
+
+// addError reports err from doing what (for example "create customer") as
+// a diagnostic: a problem document gives its code, detail and field, and
+// the field becomes the attribute path when the schema has that attribute.
+func addError(diags *diag.Diagnostics, what string, err error, attributes map[string]bool) {
+	var e *apiError
+	if !errors.As(err, &e) {
+		diags.AddError("platformapi: "+what+" failed", err.Error())
+		return
+	}
+	p := e.Problem
+	summary := fmt.Sprintf("platformapi: %s failed: %s", what, orHTTP(p.Code, e.Status))
+	detail := problemDetail(e)
+	switch p.Code {
+	case codeDestroyNotAllowed:
+		summary = "platformapi: " + what + " refused: the API token has no Allow destroy"
+		detail += "\n\n" + tokenDestroyHint
+	case codePreconditionFailed:
+		_, obj, _ := strings.Cut(what, " ")
+		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)
+		detail = fmt.Sprintf(staleHint, obj) + "\n\n" + detail
+	}
+	if p.Field != nil {
+		if root := fieldRoot(*p.Field); attributes[root] {
+			diags.AddAttributeError(path.Root(root), summary, detail)
+			return
+		}
+	}
+	diags.AddError(summary, detail)
+}
+
+func orHTTP(code string, status int) string {
+	if code != "" {
+		return code
+	}
+	return fmt.Sprintf("HTTP %d", status)
+}
+
+// problemDetail lists what the problem document says.
+func problemDetail(e *apiError) string {
+	p := e.Problem
+	lines := []string{p.Detail, "", fmt.Sprintf("code: %s (HTTP %d)", orHTTP(p.Code, e.Status), e.Status)}
+	if p.Field != nil {
+		lines = append(lines, "field: "+*p.Field)
+	}
+	if p.Required != nil {
+		lines = append(lines, "required (any one): "+strings.Join(*p.Required, ", "))
+	}
+	if p.Blockers != nil {
+		var bs []string
+		for k, n := range *p.Blockers {
+			bs = append(bs, fmt.Sprintf("%s: %d", k, n))
+		}
+		sort.Strings(bs)
+		lines = append(lines, "blockers: "+strings.Join(bs, ", "))
+	}
+	if p.State != nil || p.Remedy != nil {
+		lines = append(lines, "licence state: "+deref(p.State), "remedy: "+deref(p.Remedy))
+	}
+	if p.RequestId != "" {
+		lines = append(lines, "request_id: "+p.RequestId)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fieldRoot is the attribute a problem's field names: its first segment
+// ("benchmarks.mmlu" → "benchmarks", "components[1]" → "components").
+func fieldRoot(field string) string {
+	end := strings.IndexAny(field, ".[")
+	if end < 0 {
+		return field
+	}
+	return field[:end]
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// addWarnings shows the warnings of a successful answer (a later step that
+// did not complete, such as vcs_group_failed): the change stands.
+func addWarnings(diags *diag.Diagnostics, rec record) {
+	ws, _ := rec["warnings"].([]any)
+	for _, w := range ws {
+		m, _ := w.(map[string]any)
+		diags.AddWarning(fmt.Sprintf("platformapi: %v", m["code"]), fmt.Sprint(m["message"]))
+	}
+}

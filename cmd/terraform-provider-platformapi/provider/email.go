@@ -1,0 +1,31 @@
+package provider
+
+import (
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// sameEmail reports whether the server's normalised address b is the
+// normalisation of the configured a: surrounding space dropped, a
+// "Name <address>" form reduced to the address, the domain lower-cased and
+// in its ASCII (punycode) form; the local part keeps its case.
+func sameEmail(a, b string) bool {
+	return normaliseEmail(a) == b
+}
+
+func normaliseEmail(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndex(s, "<"); i >= 0 && strings.HasSuffix(s, ">") {
+		s = strings.TrimSpace(s[i+1 : len(s)-1])
+	}
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
+		return s
+	}
+	domain := strings.ToLower(s[at+1:])
+	if ascii, err := idna.Lookup.ToASCII(domain); err == nil {
+		domain = ascii
+	}
+	return s[:at+1] + domain
+}

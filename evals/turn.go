@@ -1,0 +1,124 @@
+package evals
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// turn plays one turn: the scripted calls, or the agent. A returned error
+// ends the run (the session broke); failed expectations are reasons.
+func (r *run) turn(ctx context.Context, i int, t Turn) error {
+	token := r.token
+	if t.Token != "" {
+		var err error
+		if token, err = r.vars.text(t.Token); err != nil {
+			return err
+		}
+	}
+	s, err := r.session(ctx, token)
+	if err != nil {
+		return err
+	}
+	if r.opts.Agent == nil {
+		return r.scripted(ctx, i, s, t)
+	}
+	return r.agentTurn(ctx, i, s, t)
+}
+
+// scripted plays the turn's calls and checks each result.
+func (r *run) scripted(ctx context.Context, i int, s *session, t Turn) error {
+	for j, c := range t.Calls {
+		at := fmt.Sprintf("turns[%d].calls[%d] %s", i, j, c.Tool)
+		args, err := r.vars.value(anyMap(c.Args))
+		if err != nil {
+			return fmt.Errorf("%s: %w", at, err)
+		}
+		res, err := r.call(ctx, s, c.Tool, args.(map[string]any))
+		if err != nil {
+			return err
+		}
+		for _, f := range r.expect(ctx, s, c, res) {
+			r.fail("%s: %s", at, f)
+		}
+		for _, f := range r.vars.capture(c.Capture, res.Doc) {
+			r.fail("%s: %s", at, f)
+		}
+	}
+	return nil
+}
+
+// call runs one tool call and records it.
+func (r *run) call(ctx context.Context, s *session, tool string, args map[string]any) (CallResult, error) {
+	res, err := s.call(ctx, tool, args)
+	if err != nil {
+		return res, err
+	}
+	r.res.Calls++
+	r.res.TokensRead += res.Tokens
+	r.res.Tools = append(r.res.Tools, CallSummary{Tool: tool, IsError: res.IsError, Tokens: res.Tokens})
+	return res, nil
+}
+
+// expect checks one result against the call's expectations.
+func (r *run) expect(ctx context.Context, s *session, c Call, res CallResult) []string {
+	var fails []string
+	e := c.Expect
+	wantErr := e.Code != "" || (e.IsError != nil && *e.IsError)
+	if res.IsError != wantErr {
+		fails = append(fails, fmt.Sprintf("is_error is %v, want %v (%s)", res.IsError, wantErr, cut(res.Text, 160)))
+	}
+	if e.Code != "" {
+		if got := problemCode(res.Doc); got != e.Code {
+			fails = append(fails, fmt.Sprintf("problem code is %q, want %q", got, e.Code))
+		}
+	}
+	if e.MaxTokens > 0 && res.Tokens > e.MaxTokens {
+		fails = append(fails, fmt.Sprintf("result is %d estimated tokens, more than %d", res.Tokens, e.MaxTokens))
+	}
+	if e.Valid {
+		fails = append(fails, r.valid(ctx, s, c.Tool, res)...)
+	}
+	for _, pc := range e.JSON {
+		fails = append(fails, checkPath(pc, res.Doc)...)
+	}
+	return fails
+}
+
+// valid checks the result against the tool's outputSchema.
+func (r *run) valid(ctx context.Context, s *session, tool string, res CallResult) []string {
+	tools, err := s.listTools(ctx)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for _, t := range tools {
+		if t.Name != tool {
+			continue
+		}
+		if res.IsError {
+			return []string{"valid: the result is a tool error, outputSchema covers results only"}
+		}
+		if err := t.validate(res.Doc); err != nil {
+			return []string{"valid: " + strings.ReplaceAll(err.Error(), "\n", " ")}
+		}
+		return nil
+	}
+	return []string{"valid: tools/list does not show " + tool}
+}
+
+// problemCode is the code member of a problem document.
+func problemCode(doc any) string {
+	if m, ok := doc.(map[string]any); ok {
+		if c, ok := m["code"].(string); ok {
+			return c
+		}
+	}
+	return ""
+}
+
+func anyMap(m map[string]any) any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}

@@ -1,0 +1,37 @@
+package resources
+
+import "context"
+
+// Change kinds of the change feed: committed changes that alter what an
+// authenticated credential may do, or whether the API answers at all.
+const (
+	ChangeToken     = "token"      // a token was revoked or extended: TokenID
+	ChangePrincipal = "principal"  // a person's or service account's roles, keys or status changed
+	ChangeRoles     = "roles"      // a role's keys changed: anyone may be affected
+	ChangeAPISwitch = "api_switch" // the API was turned on or off
+)
+
+// Change is one event of the change feed. Replicas that cache credentials
+// drop what it touches; it never carries a secret.
+type Change struct {
+	Kind          string `json:"kind"`
+	TokenID       int64  `json:"token_id,omitempty"`
+	PrincipalKind string `json:"principal_kind,omitempty"` // PrincipalUser or PrincipalServiceAccount
+	PrincipalID   int64  `json:"principal_id,omitempty"`
+}
+
+// TokenChanged is the change of one token.
+func TokenChanged(id int64) Change { return Change{Kind: ChangeToken, TokenID: id} }
+
+// PrincipalChanged is the change of one person or service account.
+func PrincipalChanged(kind string, id int64) Change {
+	return Change{Kind: ChangePrincipal, PrincipalKind: kind, PrincipalID: id}
+}
+
+// ChangePublisher tells every replica about a committed change. It is called
+// after the commit and never fails the change: a replica that misses an
+// event re-checks its credentials against the database within the re-check
+// interval (30 seconds by default).
+type ChangePublisher interface {
+	Publish(ctx context.Context, c Change)
+}

@@ -1,0 +1,148 @@
+package tools
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+func TestMCP_ToolErrors_NameTheArgumentItsValuesAndTheNextTool(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(allScopes()...), nil, false)
+	schemas := compileOutputSchemas(t, e.mcp)
+	for _, tc := range []struct {
+		tool              string
+		args              map[string]any
+		code, next, field string
+		hint              []string
+	}{
+		{"get-ai-model", map[string]any{"model_id": "42"}, resources.CodeAIModelNotFound, "list-ai-models", "",
+			[]string{"call list-ai-models"}},
+		{"list-customers", map[string]any{"status": "gone"}, api.CodeInvalidParameter, "", "status",
+			[]string{"argument status: one of active, suspended, archived"}},
+		{"get-audit-event", map[string]any{"event_id": "x"}, api.CodeInvalidParameter, "", "event_id",
+			[]string{"argument event_id: must match ^[1-9][0-9]{0,17}$"}},
+		{"list-tenants", map[string]any{"colour": "red"}, api.CodeInvalidParameter, "", "colour",
+			[]string{"takes no argument colour", "limit, cursor, fields, customer_id, slug"}},
+		{"list-users", map[string]any{"cursor": "bogus"}, resources.CodeInvalidCursor, "", "cursor",
+			[]string{"call list-users again without cursor"}},
+		{"list-projects", map[string]any{"fields": "colour"}, api.CodeInvalidParameter, "", "fields",
+			[]string{"argument fields"}},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			p := problemOf(t, call(t, c, tc.tool, tc.args))
+			validateResult(t, schemas[tc.tool], tc.tool+" error", p) // clients validate errors too
+			next, _ := p["next_tool"].(string)
+			field, _ := p["field"].(string)
+			hint, _ := p["hint"].(string)
+			if p["code"] != tc.code || next != tc.next || field != tc.field || !containsAll(hint, tc.hint) {
+				t.Fatalf("problem %v", p)
+			}
+		})
+	}
+}
+
+func TestMCP_Resources_ProblemCatalogueAndContractParts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermAuditRead), nil, false)
+	read := func(uri string) string {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = uri
+		res, err := c.ReadResource(t.Context(), req)
+		if err != nil || len(res.Contents) != 1 {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		return res.Contents[0].(mcp.TextResourceContents).Text
+	}
+	var problems []resources.ProblemCode
+	if err := json.Unmarshal([]byte(read(ProblemsURI)), &problems); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(resources.Problems(), problems); diff != "" {
+		t.Fatalf("problem catalogue (-want +got):\n%s", diff)
+	}
+	full := len(read(ContractURI))
+	for _, tag := range []string{"ai", "audit", "customers", "releases", "api-tokens"} {
+		var part struct {
+			Paths      map[string]map[string]struct{ Tags []string }
+			Components struct{ Schemas map[string]any }
+		}
+		text := read(ContractPartURIPrefix + tag + ".json")
+		if err := json.Unmarshal([]byte(text), &part); err != nil || len(part.Paths) == 0 || len(text) >= full/2 {
+			t.Fatalf("%s: %v, %d paths, %d of %d bytes", tag, err, len(part.Paths), len(text), full)
+		}
+		for _, ref := range strings.Split(text, `"$ref":"#/components/schemas/`)[1:] {
+			if name, _, _ := strings.Cut(ref, `"`); part.Components.Schemas[name] == nil {
+				t.Errorf("%s: $ref %s does not resolve within the part", tag, name)
+			}
+		}
+	}
+}
+
+func TestMCP_Prompts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermAuditRead), nil, false)
+	lp, err := c.ListPrompts(t.Context(), mcp.ListPromptsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range lp.Prompts {
+		names = append(names, p.Name)
+	}
+	if diff := cmp.Diff([]string{"fleet-status", "release-readiness", "who-changed"}, names); diff != "" {
+		t.Fatalf("prompts (-want +got):\n%s", diff)
+	}
+	req := mcp.GetPromptRequest{}
+	req.Params.Name, req.Params.Arguments = "release-readiness", map[string]string{"project_id": "7"}
+	res, err := c.GetPrompt(t.Context(), req)
+	if err != nil || len(res.Messages) != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if text := res.Messages[0].Content.(mcp.TextContent).Text; !containsAll(text, []string{"get-release-state", "project_id=7"}) {
+		t.Fatalf("prompt text %q", text)
+	}
+	req.Params.Arguments = nil
+	if _, err := c.GetPrompt(t.Context(), req); err == nil || !strings.Contains(err.Error(), "project_id") {
+		t.Fatalf("missing argument: %v", err)
+	}
+}
+
+func TestMCP_LoggingSetLevel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	r := e.rpc(Path, e.token(resources.PermAuditRead), "logging/setLevel", map[string]any{"level": "warning"}, nil)
+	if r.status != http.StatusOK || r.result == nil {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+}
+
+func TestMCP_LoopbackOriginsPassWithoutConfiguration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(resources.PermAuditRead)
+	for _, o := range []string{"http://localhost", "http://localhost:6274", "http://127.0.0.1:3000", "http://[::1]:8080",
+		"https://localhost"} {
+		if r := e.rpc(Path, tok, "ping", map[string]any{}, map[string]string{"Origin": o}); r.status != http.StatusOK {
+			t.Errorf("%s: %d %s", o, r.status, r.body)
+		}
+	}
+	for _, o := range []string{"http://localhost.evil.example", "http://127.0.0.2", "https://evil.example", "null",
+		"http://localhost:80/path"} {
+		r := e.rpc(Path, tok, "ping", map[string]any{}, map[string]string{"Origin": o})
+		if wantProblem(t, r.response, http.StatusForbidden, api.CodeOriginNotAllowed); !slices.Contains([]int{403}, r.status) {
+			t.Errorf("%s: %d", o, r.status)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+// hint adds to a tool error's problem what an agent needs to recover:
+// `hint`, words naming the argument at fault with its valid values or
+// pattern (or the valid arguments), and `next_tool`, the tool to call next
+// where one helps (from the problem-code catalogue).
+func (m *MCP) hint(spec toolSpec, problem map[string]any) {
+	code, _ := problem["code"].(string)
+	field, _ := problem["field"].(string)
+	var hints []string
+	next := ""
+	if c, ok := resources.ProblemByCode(code); ok && c.Next != "" && m.hasTool(c.Next) {
+		next = c.Next
+	}
+	switch code {
+	case api.CodeInvalidParameter:
+		hints = append(hints, spec.argumentHint(field))
+	case resources.CodeInvalidCursor:
+		hints = append(hints, "call "+spec.tool.Name+" again without cursor to start from the first page")
+	case resources.CodeResultTooLarge:
+		if spec.list {
+			hints = append(hints, spec.argumentHint("fields"))
+		} else if l := m.listOf(spec); l != "" {
+			next = l
+			hints = append(hints, "call "+l+" with fields to read the record without its largest members")
+		}
+	}
+	if next != "" {
+		problem["next_tool"] = next
+		hints = append(hints, "call "+next)
+	}
+	if hints = slices.DeleteFunc(hints, func(s string) bool { return s == "" }); len(hints) > 0 {
+		problem["hint"] = strings.Join(hints, "; ")
+	}
+}
+
+// argumentHint names an argument with its valid values, pattern or bounds;
+// an argument the tool does not take gets the list of those it does.
+func (s toolSpec) argumentHint(name string) string {
+	prop, ok := s.inputProps[name]
+	if !ok {
+		names := make([]string, 0, len(s.params))
+		for _, p := range s.params {
+			names = append(names, p.name)
+		}
+		return "the tool takes no argument " + name + "; its arguments: " + strings.Join(names, ", ")
+	}
+	h := "argument " + name
+	switch {
+	case prop["enum"] != nil:
+		h += ": one of " + joinAny(prop["enum"])
+	case prop["pattern"] != nil:
+		h += fmt.Sprintf(": must match %v", prop["pattern"])
+	case prop["minimum"] != nil || prop["maximum"] != nil:
+		h += fmt.Sprintf(": from %v to %v", prop["minimum"], prop["maximum"])
+	}
+	if d, _ := prop["description"].(string); d != "" {
+		h += " (" + d + ")"
+	}
+	return h
+}
+
+// hasTool reports whether a tool of that name exists.
+func (m *MCP) hasTool(name string) bool {
+	return slices.ContainsFunc(m.specs, func(s toolSpec) bool { return s.tool.Name == name })
+}
+
+// listOf finds the list tool over the collection a single-record tool reads
+// (list-audit-events for /audit-events/{event_id}), or "".
+func (m *MCP) listOf(spec toolSpec) string {
+	i := strings.LastIndex(spec.path, "/{")
+	if i < 0 {
+		return ""
+	}
+	for _, s := range m.specs {
+		if s.list && s.path == spec.path[:i] {
+			return s.tool.Name
+		}
+	}
+	return ""
+}
+
+// tooLarge is the problem of a result that passes its budget.
+func (m *MCP) tooLarge(spec toolSpec, size, budget int) error {
+	d := fmt.Sprintf("the result is about %d estimated tokens, over the MCP budget of %d",
+		api.EstimateTokens(size), budget)
+	if spec.list {
+		d += "; pass fields with the members you need"
+	} else {
+		d += "; read it over REST at GET " + api.Prefix + spec.path
+	}
+	return &api.Problem{Status: 413, Code: resources.CodeResultTooLarge, Detail: d}
+}
+
+func joinAny(v any) string {
+	arr, _ := v.([]any)
+	parts := make([]string, len(arr))
+	for i, e := range arr {
+		parts[i] = fmt.Sprint(e)
+	}
+	return strings.Join(parts, ", ")
+}

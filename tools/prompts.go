@@ -1,0 +1,76 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// prompt is one MCP prompt: a common operator question and the tools that
+// answer it, as a user message with the arguments filled in.
+type prompt struct {
+	name, title, desc string
+	args              []mcp.PromptOption
+	text              func(args map[string]string) string
+}
+
+// prompts are the operator questions the server offers as MCP prompts.
+var prompts = []prompt{
+	{name: "fleet-status", title: "AI fleet status",
+		desc: "Summarise the AI fleet: nodes by live status, GPU load and temperature, what each serves.",
+		text: func(map[string]string) string {
+			return "Give me the status of the AI fleet. Call list-ai-nodes (fields=hostname,site,gpu_class,status," +
+				"online,gpu_util_avg_pct,gpu_temp_max_c,throttle_active,collector_stale,models) and follow " +
+				"next_cursor to the end. If monitoring_reachable is false, say that live values are unknown. " +
+				"Report nodes by status, any that are offline, throttling, hot (above 85 °C) or whose collector " +
+				"is stale, and which models each node serves."
+		}},
+	{name: "release-readiness", title: "Release readiness of a project",
+		desc: "What each environment of a project runs, what awaits approval and whether PROD data is locked.",
+		args: []mcp.PromptOption{mcp.WithArgument("project_id", mcp.RequiredArgument(),
+			mcp.ArgumentDescription("The project's id (list-projects finds it)"))},
+		text: func(a map[string]string) string {
+			return "Is project " + a["project_id"] + " ready to release? Call get-release-state with project_id=" +
+				a["project_id"] + " for the versions per environment and component, the PROD data lock and the " +
+				"open operations; call list-release-operations with project_id=" + a["project_id"] + " and " +
+				"status=awaiting_approval for promotions waiting for a person. Say what uat runs that prod does " +
+				"not, what awaits approval and whether the PROD data lock is set."
+		}},
+	{name: "who-changed", title: "Who changed an entity",
+		desc: "The audit trail of one entity: who changed it, when, how and from where.",
+		args: []mcp.PromptOption{
+			mcp.WithArgument("entity_type", mcp.RequiredArgument(),
+				mcp.ArgumentDescription("Entity type as the audit log records it, e.g. customer, project, ai_model")),
+			mcp.WithArgument("entity_id", mcp.RequiredArgument(), mcp.ArgumentDescription("The entity's id"))},
+		text: func(a map[string]string) string {
+			return "Who changed " + a["entity_type"] + " " + a["entity_id"] + ", and what did they change? Call " +
+				"list-audit-events with entity_type=" + a["entity_type"] + " and entity_id=" + a["entity_id"] +
+				" (fields=id,occurred_at,actor,action,auth_kind,token_id,source_ip first; read single events " +
+				"with get-audit-event for their before_state and after_state). List the changes newest first."
+		}},
+}
+
+// addPrompts registers the prompts.
+func (m *MCP) addPrompts() {
+	for _, p := range prompts {
+		opts := append([]mcp.PromptOption{mcp.WithPromptTitle(p.title), mcp.WithPromptDescription(p.desc)}, p.args...)
+		text, prompt := p.text, mcp.NewPrompt(p.name, opts...)
+		m.mcp.AddPrompt(prompt,
+			func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				args := map[string]string{}
+				for k, v := range req.Params.Arguments {
+					args[k] = strings.TrimSpace(v)
+				}
+				for _, a := range prompt.Arguments {
+					if a.Required && args[a.Name] == "" {
+						return nil, fmt.Errorf("the argument %s is required", a.Name)
+					}
+				}
+				return mcp.NewGetPromptResult(p.desc, []mcp.PromptMessage{
+					mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text(args))),
+				}), nil
+			})
+	}
+}

@@ -1,0 +1,98 @@
+package tools
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+// TestMCP_ToolsList_WithinTokenBudget measures tools/list (bytes/4) for a
+// token with every scope (at most 15,000 estimated tokens) and for an
+// AI-read-only one.
+func TestMCP_ToolsList_WithinTokenBudget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	all := e.rpc(Path, e.token(allScopes()...), "tools/list", map[string]any{}, nil)
+	ai := e.rpc(Path, e.token(resources.PermAIRead), "tools/list", map[string]any{}, nil)
+	if all.result == nil || ai.result == nil {
+		t.Fatalf("tools/list: %d %s / %d %s", all.status, all.body, ai.status, ai.body)
+	}
+	allTok, aiTok := api.EstimateTokens(len(all.result)), api.EstimateTokens(len(ai.result))
+	t.Logf("tools/list: every scope %d tools, %d bytes, %d estimated tokens; ai-read-global %d tools, %d estimated tokens",
+		len(toolNames(t, all.result)), len(all.result), allTok, len(toolNames(t, ai.result)), aiTok)
+	if allTok > 15_000 {
+		t.Fatalf("tools/list for every scope is %d estimated tokens, over 15,000", allTok)
+	}
+}
+
+func TestMCP_ToolsList_OnlyToolsTheScopesCanCall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	r := e.rpc(Path, e.token(resources.PermAIRead), "tools/list", map[string]any{}, nil)
+	want := []string{"get-ai-gateway", "get-ai-model", "get-ai-node", "get-meta", "get-operation", "get-whoami",
+		"list-ai-gateway-tiers", "list-ai-models", "list-ai-nodes", "list-node-caches", "list-permissions"}
+	if diff := cmp.Diff(want, toolNames(t, r.result)); diff != "" {
+		t.Fatalf("ai-read-global tools (-want +got):\n%s", diff)
+	}
+}
+
+func TestMCP_ToolsList_NarrowedToToolsets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(allScopes()...)
+	for _, tc := range []struct {
+		name, path string
+		headers    map[string]string
+		want       []string
+	}{
+		{"query", Path + "?toolsets=audit,releases", nil, []string{"get-audit-event", "get-prod-lock",
+			"get-release-operation", "get-release-state", "list-audit-events", "list-release-operations"}},
+		{"header", Path, map[string]string{ToolsetsHeader: "identity"}, []string{"get-api-token", "get-meta",
+			"get-whoami", "list-api-tokens", "list-permissions", "list-service-accounts"}},
+		{"query wins", Path + "?toolsets=audit", map[string]string{ToolsetsHeader: "identity"},
+			[]string{"get-audit-event", "list-audit-events"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.rpc(tc.path, tok, "tools/list", map[string]any{}, tc.headers)
+			if diff := cmp.Diff(tc.want, toolNames(t, r.result)); diff != "" {
+				t.Fatalf("tools (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMCP_UnknownToolset_400(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(resources.PermAIRead)
+	for _, r := range []rpcResult{
+		e.rpc(Path+"?toolsets=ai,bogus", tok, "tools/list", map[string]any{}, nil),
+		e.rpc(Path, tok, "tools/list", map[string]any{}, map[string]string{ToolsetsHeader: "nope"}),
+	} {
+		p := wantProblem(t, r.response, http.StatusBadRequest, api.CodeInvalidParameter)
+		if p["field"] != "toolsets" || !containsAll(p["detail"].(string), api.Toolsets()) {
+			t.Fatalf("problem %v", p)
+		}
+	}
+}
+
+// TestMCP_HiddenToolStillAnswersItsProblem: a tool tools/list hides from a
+// token is still callable and answers REST's 403 with the keys required.
+func TestMCP_HiddenToolStillAnswersItsProblem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermAIRead), nil, false)
+	p := problemOf(t, call(t, c, "list-customers", nil))
+	if p["code"] != resources.CodeForbidden || p["next_tool"] != "get-whoami" {
+		t.Fatalf("problem %v", p)
+	}
+}
+
+func containsAll(s string, parts []string) bool {
+	return !slices.ContainsFunc(parts, func(p string) bool { return !contains(s, p) })
+}
