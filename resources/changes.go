@@ -1,6 +1,10 @@
 package resources
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
 
 // Change kinds of the change feed: committed changes that alter what an
 // authenticated credential may do, or whether the API answers at all.
@@ -34,4 +38,27 @@ func PrincipalChanged(kind string, id int64) Change {
 // interval (30 seconds by default).
 type ChangePublisher interface {
 	Publish(ctx context.Context, c Change)
+}
+
+// ChangeSink receives a change feed: Changed applies one change, Resync
+// drops everything cached (the feed may have missed events).
+type ChangeSink interface {
+	Changed(Change)
+	Resync()
+}
+
+// Encode is the change as the feeds carry it (JSON, no secret).
+func (c Change) Encode() string {
+	b, _ := json.Marshal(c) // plain strings and integers: cannot fail
+	return string(b)
+}
+
+// ParseChange reads a change a feed carried; one without a kind is an error.
+func ParseChange(payload string) (Change, error) {
+	var c Change
+	err := json.Unmarshal([]byte(payload), &c)
+	if err == nil && c.Kind == "" {
+		err = errors.New("change without a kind")
+	}
+	return c, err
 }

@@ -2,7 +2,6 @@ package sharedcache
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"time"
@@ -86,7 +85,7 @@ func (s *Shared) receive(msg any, sink Sink) {
 			s.setHealthy(true, nil)
 		}
 	case *redis.Message:
-		c, err := decodeChange(m.Payload)
+		c, err := resources.ParseChange(m.Payload)
 		if err != nil {
 			s.logger.Warn("ignoring a malformed change-feed message; resyncing", "error", err)
 			sink.Resync()
@@ -106,18 +105,4 @@ func (s *Shared) drainKick() {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-func encodeChange(c resources.Change) (string, error) {
-	b, err := json.Marshal(c)
-	return string(b), err
-}
-
-func decodeChange(payload string) (resources.Change, error) {
-	var c resources.Change
-	err := json.Unmarshal([]byte(payload), &c)
-	if err == nil && c.Kind == "" {
-		err = errors.New("change without a kind")
-	}
-	return c, err
 }

@@ -38,12 +38,8 @@ const (
 	retryEvery = 500 * time.Millisecond
 )
 
-// Sink receives the change feed: Changed applies one change, Resync drops
-// everything cached. *api.Server is one.
-type Sink interface {
-	Changed(resources.Change)
-	Resync()
-}
+// Sink receives the change feed. *api.Server is one.
+type Sink = resources.ChangeSink
 
 // Options configure a Shared.
 type Options struct {
@@ -127,12 +123,9 @@ func (s *Shared) Publish(ctx context.Context, c resources.Change) {
 	if sink := s.currentSink(); sink != nil {
 		sink.Changed(c)
 	}
-	msg, err := encodeChange(c)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(ctx, opTimeout)
-		err = s.client.Publish(ctx, Channel, msg).Err()
-		cancel()
-	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	err := s.client.Publish(ctx, Channel, c.Encode()).Err()
+	cancel()
 	if err != nil {
 		s.published.WithLabelValues(c.Kind, "failed").Inc()
 		s.logger.Warn("publishing a change to the shared cache failed: "+

@@ -55,6 +55,7 @@ type Main struct {
 	pepper   resources.Pepper
 	clock    *bunstore.FrozenClock // set once the database's clock is frozen
 	shared   *sharedcache.Shared   // nil without --redis-url
+	feed     *bunstore.ChangeFeed  // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
 }
 
 // Open connects to the configured database, starting the embedded cluster
@@ -88,7 +89,13 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 			return nil, err
 		}
 		m.store.SetChangePublisher(m.shared)
+		return m, nil
 	}
+	if m.feed, err = bunstore.NewChangeFeed(dsn, db, opts.Logger); err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.store.SetChangePublisher(m.feed)
 	return m, nil
 }
 

@@ -104,7 +104,7 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	f.DurationVar(&opts.StatementTimeout, "statement-timeout", envDuration("PLATFORMAPI_STATEMENT_TIMEOUT", defaultStatementTimeout),
 		"PostgreSQL statement_timeout of the server's connections, lock waits included; 0: the database's own "+
 			"(env PLATFORMAPI_STATEMENT_TIMEOUT)")
-	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "with --redis-url: longest a replica trusts a cached credential before reading it again (the bound while Redis is unreachable)")
+	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached credential before reading it again (the bound while the change feed is down)")
 	f.StringVar(&so.PrometheusURL, "prometheus-url", os.Getenv("PLATFORMAPI_PROMETHEUS_URL"), "Prometheus base URL for AI node live values (env PLATFORMAPI_PROMETHEUS_URL); empty: simulated")
 	return cmd
 }

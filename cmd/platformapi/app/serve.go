@@ -41,7 +41,7 @@ type ServeOptions struct {
 	PollInterval   time.Duration // how often the worker looks for jobs; 0: 1 second
 	MetricsAddr    string        // separate listener for /metrics; empty: on Addr
 	RequestTimeout time.Duration // bounds each request
-	AuthRecheck    time.Duration // with Redis: longest a cached credential is trusted (0: 30 s)
+	AuthRecheck    time.Duration // longest a cached credential is trusted (0: 30 s)
 }
 
 // pipeline picks the release pipeline: the webhook when configured, else
@@ -113,9 +113,12 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
 		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
 		RequestTimeout: o.RequestTimeout}
+	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
 	if m.shared != nil {
 		m.shared.Register(reg)
-		cfg.Limiter, cfg.CredentialCache = m.shared, api.NewCredentialCache(o.AuthRecheck, nil, reg)
+		cfg.Limiter = m.shared
+	} else {
+		m.feed.Register(reg)
 	}
 	srv := api.New(cfg,
 		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
@@ -128,6 +131,8 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	}
 	if m.shared != nil {
 		go m.shared.Run(ctx, srv)
+	} else {
+		go m.feed.Run(ctx, srv)
 	}
 	return srv.Router(), nil
 }

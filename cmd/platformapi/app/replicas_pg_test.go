@@ -1,0 +1,80 @@
+package app
+
+import (
+	"bufio"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReplicas_WithoutRedis_CachedCredentialsRevokedAtOnce runs two `serve`
+// processes on one PostgreSQL and no Redis: each caches credentials, and a
+// token revoked through the portal is refused at once by both, through the
+// PostgreSQL change feed; a lost feed connection comes back by itself.
+func TestReplicas_WithoutRedis_CachedCredentialsRevokedAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the server and runs two replicas")
+	}
+	c := newCLI(t)
+	c.ok("portal", "api", "enable", "--as", "root@example.test")
+	bin := buildServer(t)
+	a := startReplica(t, bin, c.dsn, "")
+	b := startReplica(t, bin, c.dsn, "")
+	const listening = "change feed (PostgreSQL) listening"
+	a.waitLog(t, listening, 1)
+	b.waitLog(t, listening, 1)
+
+	revokeAtOnce := func(t *testing.T) {
+		id, tok := c.mintTokenID(t)
+		for _, r := range []*replica{a, b, a, b} {
+			r.expect(t, tok, 200)
+		}
+		for _, r := range []*replica{a, b} {
+			if hits := r.metric(t, "platformapi_credential_cache_hits_total"); hits < 1 {
+				t.Fatalf("replica %s: %v cache hits: the credential was not cached", r.name, hits)
+			}
+		}
+		c.ok("--redis-url", "", "portal", "token", "revoke", id, "--as", "root@example.test")
+		start := time.Now()
+		a.eventually(t, tok, 401, 500*time.Millisecond)
+		b.eventually(t, tok, 401, 500*time.Millisecond)
+		t.Logf("refused by both replicas %v after the portal command returned (re-check interval %v)",
+			time.Since(start), recheck)
+	}
+	t.Run("revoked through the portal: refused at once by both", revokeAtOnce)
+	t.Run("feed connections lost: both listen again, revocation at once", func(t *testing.T) {
+		var killed int
+		c.query("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "+
+			"WHERE application_name = 'platformapi change feed' AND datname = current_database()", &killed)
+		if killed != 2 {
+			t.Fatalf("terminated %d feed connections, want 2", killed)
+		}
+		a.waitLog(t, listening, 2)
+		b.waitLog(t, listening, 2)
+		revokeAtOnce(t)
+	})
+}
+
+// metric reads one unlabelled sample from the replica's GET /metrics.
+func (r *replica) metric(t *testing.T, name string) float64 {
+	t.Helper()
+	res, err := http.Get("http://" + r.addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("replica %s: no metric %s", r.name, name)
+	return 0
+}
