@@ -45,7 +45,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	f.StringVar(&opts.TokenPepperFile, "token-pepper-file", "", "file holding the token pepper (env PLATFORMAPI_TOKEN_PEPPER wins)")
 	f.StringVar(&opts.LicencePublicKey, "licence-public-key", os.Getenv("PLATFORMAPI_LICENCE_PUBLIC_KEY"),
 		"vendor public key licence bundles are verified against: raw 32-byte Ed25519 key, standard base64 (env PLATFORMAPI_LICENCE_PUBLIC_KEY)")
-	f.StringVar(&opts.RedisURL, "redis-url", os.Getenv("REDIS_URL"), "Redis shared by every replica: rate budget and change feed (env REDIS_URL); empty: one replica")
+	f.StringVar(&opts.RedisURL, "redis-url", os.Getenv("REDIS_URL"), "Redis shared by every replica: rate budget and change feed (env REDIS_URL); empty: budgets per replica, change feed on PostgreSQL")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&frozen, "frozen-clock", os.Getenv("PLATFORMAPI_FROZEN_CLOCK"), "RFC 3339 instant every clock stands at "+
 		"(env PLATFORMAPI_FROZEN_CLOCK); serve and eval also freeze the database's clock: for demos and evaluations only")
