@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/json"
+	"maps"
+	"regexp"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -84,10 +87,11 @@ func headersOf(status, method string, idempotent, public bool) []string {
 }
 
 // describeDocument completes the document once every operation is
-// registered: the licence, the audience of the server, the limits patterns
-// and enums imply (deriveLimits), and each schema's patternDescription (a
-// Huma keyword no OpenAPI tool knows) moved to x-pattern-description. Validation messages were computed when
-// the schemas were made, so they keep the description.
+// registered: the licence, the audience of the server, no schema that
+// nothing references, the limits patterns and enums imply (deriveLimits),
+// and each schema's patternDescription (a Huma keyword no OpenAPI tool
+// knows) moved to x-pattern-description. Validation messages were computed
+// when the schemas were made, so they keep the description.
 func describeDocument(oapi *huma.OpenAPI) {
 	oapi.Info.License = &huma.License{Name: "Proprietary",
 		URL: "https://example.invalid/licence"}
@@ -97,6 +101,7 @@ func describeDocument(oapi *huma.OpenAPI) {
 		}
 		s.Extensions["x-internal"] = true // served on the installation's own network only
 	}
+	pruneUnusedSchemas(oapi)
 	for _, fix := range []func(*huma.Schema){deriveLimits, movePatternDescription} {
 		seen := map[*huma.Schema]bool{}
 		for _, s := range oapi.Components.Schemas.Map() {
@@ -136,4 +141,47 @@ func walkSchema(s *huma.Schema, seen map[*huma.Schema]bool, fix func(*huma.Schem
 		}
 	}
 	walkSchema(s.Not, seen, fix)
+}
+
+// pruneUnusedSchemas drops component schemas nothing references: Nullable
+// and Optional members inline their type's schema (a $ref cannot be made
+// nullable), which leaves the registered component behind unused.
+func pruneUnusedSchemas(oapi *huma.OpenAPI) {
+	schemas := oapi.Components.Schemas.Map()
+	all := maps.Clone(schemas)
+	clear(schemas) // what refers to schemas, apart from the schemas themselves
+	outside, err := json.Marshal(oapi)
+	maps.Copy(schemas, all)
+	if err != nil {
+		return // the document is marshalled again when served, and fails there
+	}
+	used := map[string]bool{}
+	queue := schemaRefs(outside)
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if used[name] || schemas[name] == nil {
+			continue
+		}
+		used[name] = true
+		if raw, err := json.Marshal(schemas[name]); err == nil {
+			queue = append(queue, schemaRefs(raw)...)
+		}
+	}
+	for name := range schemas {
+		if !used[name] {
+			delete(schemas, name)
+		}
+	}
+}
+
+// schemaRefPattern finds the component schemas a JSON text refers to.
+var schemaRefPattern = regexp.MustCompile(`"#/components/schemas/([^"]+)"`)
+
+func schemaRefs(doc []byte) []string {
+	var names []string
+	for _, m := range schemaRefPattern.FindAllSubmatch(doc, -1) {
+		names = append(names, string(m[1]))
+	}
+	return names
 }
