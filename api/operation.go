@@ -94,8 +94,14 @@ const metaKey = "platformapi.op"
 
 // commonErrors are the statuses every operation can answer.
 var commonErrors = []int{
-	http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests,
+	http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests,
 	http.StatusInternalServerError, http.StatusServiceUnavailable,
+}
+
+// publicErrors are the statuses every public operation can answer: a
+// malformed query string (400 invalid_parameter) and the server's faults.
+var publicErrors = []int{
+	http.StatusBadRequest, http.StatusInternalServerError, http.StatusServiceUnavailable,
 }
 
 // Register declares op with its typed handler on the API.
@@ -114,7 +120,7 @@ func Register[I, O any](api huma.API, op Op, h func(context.Context, *I) (*O, er
 func (op Op) huma() huma.Operation {
 	errs := slices.Concat(commonErrors, op.Errors)
 	if op.Public {
-		errs = slices.Concat([]int{http.StatusInternalServerError, http.StatusServiceUnavailable}, op.Errors)
+		errs = slices.Concat(publicErrors, op.Errors)
 	}
 	var params []*huma.Param
 	if op.Idempotent {
