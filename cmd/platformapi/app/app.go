@@ -56,6 +56,7 @@ type Main struct {
 	clock    *bunstore.FrozenClock // set once the database's clock is frozen
 	shared   *sharedcache.Shared   // nil without --redis-url
 	feed     *bunstore.ChangeFeed  // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
+	stopFeed func()                // stops the running change feed (Redis or PostgreSQL) and waits
 }
 
 // Open connects to the configured database, starting the embedded cluster
@@ -195,8 +196,12 @@ func (m *Main) freezeDatabaseClock(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database and stops the embedded cluster, if any.
+// Close stops the change feed (waiting for it), closes the database and
+// stops the embedded cluster, if any.
 func (m *Main) Close() {
+	if m.stopFeed != nil {
+		m.stopFeed()
+	}
 	if m.shared != nil {
 		_ = m.shared.Close()
 	}

@@ -2,11 +2,15 @@ package app
 
 import (
 	"bufio"
+	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"platformapi/bunstore/pgtest"
 )
 
 // TestReplicas_WithoutRedis_CachedCredentialsRevokedAtOnce runs two `serve`
@@ -77,4 +81,38 @@ func (r *replica) metric(t *testing.T, name string) float64 {
 	}
 	t.Fatalf("replica %s: no metric %s", r.name, name)
 	return 0
+}
+
+// TestClose_StopsTheChangeFeedBeforeTheDatabase: closing a server (here the
+// embedded eval server) ends its LISTEN connection, so dropping the database
+// afterwards does not cut a live feed (which logged "change feed lost" at the
+// end of every `platformapi eval`).
+func TestClose_StopsTheChangeFeedBeforeTheDatabase(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	log := &lockedLog{}
+	srv, err := StartEvalServer(context.Background(),
+		Options{Logger: slog.New(slog.NewJSONHandler(log, nil))}, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cli{t: t, dsn: dsn}
+	listeners := func() (n int) {
+		c.query("SELECT count(*) FROM pg_stat_activity WHERE application_name = "+
+			"'platformapi change feed' AND datname = current_database()", &n)
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for listeners() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no change-feed connection while serving:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.Close()
+	if n := listeners(); n != 0 {
+		t.Fatalf("%d change-feed connections after Close", n)
+	}
+	if strings.Contains(log.String(), "change feed (PostgreSQL) lost") {
+		t.Fatalf("Close cut the feed instead of stopping it:\n%s", log.String())
+	}
 }

@@ -130,11 +130,20 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 		return nil, err
 	}
 	if m.shared != nil {
-		go m.shared.Run(ctx, srv)
+		m.runFeed(ctx, func(ctx context.Context) { m.shared.Run(ctx, srv) })
 	} else {
-		go m.feed.Run(ctx, srv)
+		m.runFeed(ctx, func(ctx context.Context) { m.feed.Run(ctx, srv) })
 	}
 	return srv.Router(), nil
+}
+
+// runFeed runs the change feed until ctx ends or Close stops it (Close waits
+// for it, so its connection is gone before the database is closed).
+func (m *Main) runFeed(ctx context.Context, run func(context.Context)) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); run(ctx) }()
+	m.stopFeed = func() { cancel(); <-done }
 }
 
 // Run migrates the database, freezes its clock when asked, optionally sets
