@@ -73,8 +73,10 @@ func runFeed(t *testing.T, dsn string, log *lockedBuffer) (*bunstore.ChangeFeed,
 	go func() { defer close(done); feed.Run(ctx, sink) }()
 	t.Cleanup(func() { cancel(); <-done; _ = db.Close() }) // before the database is dropped
 	sink.next(t, "resync")
-	if !feed.Listening() {
-		t.Fatal("feed resynced but does not report listening")
+	for deadline := time.Now().Add(5 * time.Second); !feed.Listening(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) { // it counts as listening right after the resync
+			t.Fatal("feed resynced but does not report listening")
+		}
 	}
 	return feed, sink, db
 }
