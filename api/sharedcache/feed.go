@@ -22,7 +22,7 @@ var (
 // change to sink. Each (re)confirmed subscription first resyncs the sink
 // (events may have been missed while it was down) and only then counts as
 // healthy; a broken one falls back at once and is retried every retryEvery.
-func (s *Shared) Run(ctx context.Context, sink Sink) {
+func (s *Shared) Run(ctx context.Context, sink resources.ChangeSink) {
 	s.mu.Lock()
 	s.sink = sink
 	s.mu.Unlock()
@@ -41,7 +41,7 @@ func (s *Shared) Run(ctx context.Context, sink Sink) {
 }
 
 // subscribe holds one subscription until it breaks, returning why.
-func (s *Shared) subscribe(ctx context.Context, sink Sink) error {
+func (s *Shared) subscribe(ctx context.Context, sink resources.ChangeSink) error {
 	ps := s.client.Subscribe(ctx)
 	defer ps.Close()
 	if err := ps.Subscribe(ctx, Channel); err != nil {
@@ -77,7 +77,7 @@ func (s *Shared) subscribe(ctx context.Context, sink Sink) error {
 
 // receive handles one message: a subscription confirmation resyncs and
 // marks the feed healthy; a change is applied.
-func (s *Shared) receive(msg any, sink Sink) {
+func (s *Shared) receive(msg any, sink resources.ChangeSink) {
 	switch m := msg.(type) {
 	case *redis.Subscription:
 		if m.Kind == "subscribe" {

@@ -38,9 +38,6 @@ const (
 	retryEvery = 500 * time.Millisecond
 )
 
-// Sink receives the change feed. *api.Server is one.
-type Sink = resources.ChangeSink
-
 // Options configure a Shared.
 type Options struct {
 	URL       string       // redis://[user:password@]host:port/db
@@ -58,7 +55,7 @@ type Shared struct {
 	state     atomic.Int32 // stateUnknown, stateUp or stateDown
 	kick      chan struct{}
 	mu        sync.Mutex
-	sink      Sink
+	sink      resources.ChangeSink
 	fallback  prometheus.Gauge
 	published *prometheus.CounterVec
 }
@@ -139,7 +136,7 @@ func (s *Shared) Publish(ctx context.Context, c resources.Change) {
 // Close closes the connections.
 func (s *Shared) Close() error { return s.client.Close() }
 
-func (s *Shared) currentSink() Sink {
+func (s *Shared) currentSink() resources.ChangeSink {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sink
