@@ -35,16 +35,23 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// WithMCPTool marks ctx as an in-process call made by the named MCP tool;
-// such a request costs two rate-limit units.
-func WithMCPTool(ctx context.Context, tool string) context.Context {
-	return context.WithValue(ctx, keyMCPTool, tool)
+// mcpCall is what the context of a tool call's in-process GET says.
+type mcpCall struct {
+	tool string
+	paid bool // its POST /mcp took both of the call's units
+}
+
+// WithMCPTool marks ctx as an in-process call made by the named MCP tool. A
+// tool call costs two rate-limit units: paid says its POST /mcp took both
+// (see ChargeMCP), else the GET takes the second.
+func WithMCPTool(ctx context.Context, tool string, paid bool) context.Context {
+	return context.WithValue(ctx, keyMCPTool, mcpCall{tool: tool, paid: paid})
 }
 
 // MCPTool returns the MCP tool a request was made by, or "".
 func MCPTool(ctx context.Context) string {
-	s, _ := ctx.Value(keyMCPTool).(string)
-	return s
+	c, _ := ctx.Value(keyMCPTool).(mcpCall)
+	return c.tool
 }
 
 // WithAuthenticated carries a credential that Authenticator.Authenticate

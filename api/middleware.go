@@ -33,9 +33,11 @@ func (s *Server) guard(ctx huma.Context, next func(huma.Context)) {
 			return
 		}
 	}
-	if p := s.charge(ctx.Context(), cred.Token.ID, requestCost(ctx.Context()), ctx.SetHeader); p != nil {
-		s.writeHuma(ctx, p)
-		return
+	if cost := requestCost(ctx.Context()); cost > 0 {
+		if p := s.charge(ctx.Context(), cred.Token.ID, cost, ctx.SetHeader); p != nil {
+			s.writeHuma(ctx, p)
+			return
+		}
 	}
 	if err := permitted(cred, op.Permissions); err != nil {
 		s.writeHuma(ctx, err)
@@ -59,20 +61,32 @@ func permitted(cred *resources.Credential, keys []string) error {
 		Required: keys, Detail: "the token's effective scopes hold none of the required permission keys"}
 }
 
-// requestCost is what a request costs: a REST request 1 unit, the
-// in-process GET of an MCP tool call 1 more (its POST /mcp paid the first).
+// requestCost is what a request costs: a REST request 1 unit; the
+// in-process GET of an MCP tool call nothing when its POST /mcp paid the
+// call's two units, else the second unit.
 func requestCost(ctx context.Context) int {
-	if MCPTool(ctx) != "" {
-		return mcpCallCost - mcpMessageCost
+	c, ok := ctx.Value(keyMCPTool).(mcpCall)
+	switch {
+	case !ok:
+		return restCallCost
+	case c.paid:
+		return 0
 	}
-	return restCallCost
+	return mcpCallCost - mcpMessageCost
 }
 
-// ChargeMCP takes the unit every POST /mcp costs from the token's budget and
-// sets the rate-limit headers (as REST sends them) through set. A refusal
-// is the 429 rate_limited problem with its Retry-After.
-func (s *Server) ChargeMCP(ctx context.Context, cred *resources.Credential, set func(name, value string)) error {
-	if p := s.charge(ctx, cred.Token.ID, mcpMessageCost, set); p != nil {
+// ChargeMCP takes what a POST /mcp costs from the token's budget: the two
+// units of a tool call when method is tools/call (its in-process GET then
+// costs nothing more), else one unit; and sets the rate-limit headers (as
+// REST sends them) through set. A refusal is the 429 rate_limited problem
+// with its Retry-After, and takes nothing.
+func (s *Server) ChargeMCP(ctx context.Context, cred *resources.Credential, method string,
+	set func(name, value string)) error {
+	cost := mcpMessageCost
+	if method == MCPToolCall {
+		cost = mcpCallCost
+	}
+	if p := s.charge(ctx, cred.Token.ID, cost, set); p != nil {
 		return p
 	}
 	return nil

@@ -138,7 +138,8 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 	if op == opHealthz || op == opReadyz || op == opMetrics {
 		level = slog.LevelDebug
 	}
-	if !s.cfg.Logger.Enabled(r.Context(), level) {
+	h := s.cfg.Logger.Handler()
+	if !h.Enabled(r.Context(), level) {
 		return
 	}
 	attrs := []slog.Attr{slog.String("request_id", RequestID(r.Context())), slog.String("operation", op),
@@ -147,7 +148,12 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.Int("bytes", bytes),
 		slog.String("client", ClientAddr(r.RemoteAddr).String())}
 	attrs = append(attrs, extraAttrs(r, token, method, tool, status)...)
-	s.cfg.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+	// The record is built here, without the caller's program counter that
+	// Logger.LogAttrs looks up on every call (no handler here adds the
+	// source; the line's origin is this function anyway).
+	line := slog.NewRecord(time.Now(), level, "request", 0)
+	line.AddAttrs(attrs...)
+	_ = h.Handle(r.Context(), line)
 }
 
 // extraAttrs are the access-log members only some requests have.

@@ -9,14 +9,17 @@ import (
 )
 
 // Rate-limit policy: 600 units per minute per token. Every POST /mcp costs
-// one unit (initialize, tools/list, ping…); a tool call costs two in all
-// (its POST one, its in-process GET one more).
+// one unit (initialize, tools/list, ping…); a tool call costs two in all,
+// taken together by its POST.
 const (
 	RatePerMinute  = 600
 	mcpCallCost    = 2
 	mcpMessageCost = 1
 	restCallCost   = 1
 )
+
+// MCPToolCall is the JSON-RPC method of an MCP tool call.
+const MCPToolCall = "tools/call"
 
 // RateDecision is a limiter's answer for one request.
 type RateDecision struct {

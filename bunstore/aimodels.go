@@ -108,21 +108,21 @@ func aiModelByID(ctx context.Context, db bun.IDB, id int64, lock string) (*aiMod
 	return rowByID[aiModelRow](ctx, db, id, lock, resources.NotFound(resources.CodeAIModelNotFound, "no AI model %d", id))
 }
 
-// getAIModelSQL reads one catalogue row and its node caches by id ($1).
-var getAIModelSQL = sync.OnceValue(func() string {
-	return withCachesColumn(bun.NewDB(nil, pgdialect.New()).NewSelect().Model((*aiModelRow)(nil))).
-		Where("?TableAlias.id = $1").String()
+// getAIModel reads one catalogue row and its node caches by id ($1).
+var getAIModel = sync.OnceValue(func() *hotRow[aiModelRow] {
+	return newHotRow[aiModelRow](withCachesColumn(bun.NewDB(nil, pgdialect.New()).NewSelect().
+		Model((*aiModelRow)(nil))).Where("?TableAlias.id = $1").String())
 })
 
 // GetAIModel reads one catalogue row with its node caches, in one prepared
-// query (the hottest read of the catalogue).
+// query (the hottest read of the catalogue: see hotRow).
 func (s *Store) GetAIModel(ctx context.Context, id int64) (*resources.AIModel, error) {
-	var row aiModelRow
-	if err := s.preparedRow(ctx, &row, getAIModelSQL(), id); err != nil {
+	row, err := getAIModel().get(ctx, s.db.DB, id)
+	if err != nil {
 		if noRows(err) {
 			return nil, resources.NotFound(resources.CodeAIModelNotFound, "no AI model %d", id)
 		}
-		return nil, err
+		return nil, fmt.Errorf("read AI model %d: %w", id, err)
 	}
 	m, err := row.modelWithCaches()
 	if err != nil {

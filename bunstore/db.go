@@ -35,7 +35,7 @@ const (
 // prepared statement on each. The simple protocol sends the finished text
 // in one Query message: one round trip, nothing prepared, nothing to evict
 // (pgx interpolates the few real parameters, River's, itself). Hot reads
-// that take real parameters prepare explicitly (Store.preparedRow).
+// that take real parameters prepare explicitly (hotRow).
 // docs/decisions.md has the measurements behind the choice.
 const queryExecMode = pgx.QueryExecModeSimpleProtocol
 

@@ -1,7 +1,6 @@
 package bunstore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
@@ -153,26 +151,6 @@ func idString(id int64) string { return strconv.FormatInt(id, 10) }
 func checkViolation(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23514"
-}
-
-// preparedRow scans the first row of a hot read into model. Unlike Bun's
-// queries (arguments written into the text, so a new statement per value),
-// query takes real parameters ($1, …) and runs as a statement pgx prepares
-// once per connection, so PostgreSQL parses and plans it once. sql.ErrNoRows
-// when there is no row.
-func (s *Store) preparedRow(ctx context.Context, model any, query string, args ...any) error {
-	rows, err := s.db.DB.QueryContext(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return cmp.Or(rows.Err(), sql.ErrNoRows)
-	}
-	if err := s.db.ScanRow(ctx, rows, model); err != nil {
-		return err
-	}
-	return rows.Close()
 }
 
 // SetChangePublisher makes the store tell every replica, after commit, about

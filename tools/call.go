@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-chi/chi/v5"
@@ -53,7 +55,7 @@ func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
 // serveInner serves GET target through the root router and records the
 // answer. The context keeps the outer request id (the request-id middleware
 // reuses it), carries the outer credential and is marked as an MCP tool call
-// (its GET costs the second of the call's two units). Chi's route context of
+// (its POST took the call's two units, so the GET costs nothing more). Chi's route context of
 // POST /mcp is cleared: chi would otherwise reuse it and route the GET as a
 // POST. The rate-limit headers (and Retry-After) of the GET are copied onto
 // the answer of the POST.
@@ -62,7 +64,7 @@ func (m *MCP) serveInner(ctx context.Context, tool, target string) (*recorder, e
 	if !ok {
 		return nil, errors.New("tools: tool call without its POST /mcp request") // an internal fault
 	}
-	ctx = api.WithAuthenticated(api.WithMCPTool(ctx, tool), outer.cred)
+	ctx = api.WithAuthenticated(api.WithMCPTool(ctx, tool, outer.method == api.MCPToolCall), outer.cred)
 	ctx = context.WithValue(ctx, chi.RouteCtxKey, nil)
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
@@ -92,7 +94,7 @@ func (m *MCP) toolResult(spec toolSpec, rec *recorder) *mcp.CallToolResult {
 	}
 	if rec.status >= 200 && rec.status < 300 {
 		res := mcp.NewToolResultText(string(body))
-		if isJSONObject(body) {
+		if isJSONObject(rec.header.Get("Content-Type"), body) {
 			res.RawStructuredContent = json.RawMessage(body)
 		}
 		return res
@@ -104,10 +106,14 @@ func (m *MCP) toolResult(spec toolSpec, rec *recorder) *mcp.CallToolResult {
 	return m.problemResult(spec, obj)
 }
 
-// isJSONObject reports whether body is one valid JSON object.
-func isJSONObject(body []byte) bool {
+// isJSONObject reports whether an answer of the API is one JSON object: its
+// media type is JSON and its body starts with '{'. The body is not scanned:
+// Huma writes it with one json.Encoder.Encode, which writes nothing unless
+// the whole value encoded, so a JSON answer is complete and valid.
+func isJSONObject(contentType string, body []byte) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
 	t := bytes.TrimLeft(body, " \t\r\n")
-	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) && len(t) > 0 && t[0] == '{'
 }
 
 // errorResult reports an error found before or instead of the REST request

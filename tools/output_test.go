@@ -94,13 +94,22 @@ func TestMCP_EveryToolResultValidatesAgainstItsOutputSchema(t *testing.T) {
 	}
 }
 
-func TestIsJSONObject_OnlyOneValidObject(t *testing.T) {
-	for body, want := range map[string]bool{
-		`{"id":"1"}`: true, " \n{}": true, `[{"id":"1"}]`: false, `"text"`: false,
-		`{"id":`: false, `{"a":1}{"b":2}`: false, ``: false, `plain text`: false,
+func TestIsJSONObject_JSONMediaTypeAndAnObject(t *testing.T) {
+	for _, tc := range []struct {
+		contentType, body string
+		want              bool
+	}{
+		{"application/json", `{"id":"1"}`, true},
+		{"application/json; charset=utf-8", " \n{}", true},
+		{"application/problem+json", `{"status":404}`, true},
+		{"application/json", `[{"id":"1"}]`, false},
+		{"application/json", `"text"`, false},
+		{"application/json", ``, false},
+		{"text/plain", `{"id":"1"}`, false},
+		{"", `{"id":"1"}`, false},
 	} {
-		if got := isJSONObject([]byte(body)); got != want {
-			t.Errorf("isJSONObject(%q) = %v, want %v", body, got, want)
+		if got := isJSONObject(tc.contentType, []byte(tc.body)); got != tc.want {
+			t.Errorf("isJSONObject(%q, %q) = %v, want %v", tc.contentType, tc.body, got, tc.want)
 		}
 	}
 }

@@ -58,10 +58,10 @@ func TestMCP_RateLimit_MessageCostsOne_ToolCallTwo_HeadersAsREST(t *testing.T) {
 }
 
 // TestMCP_RateLimit_RefusedCallIsToolErrorWithRetryAfter spends the budget:
-// a tool call refused on its second unit (its GET) or its first (its POST)
-// is a tool error carrying rate_limited and retry_after_seconds, and the
-// HTTP answer carries Retry-After; any other refused message is a 429
-// problem.
+// a tool call needs both of its units at its POST, so with one unit left it
+// is refused and takes nothing (a ping still passes); a refused call is a
+// tool error carrying rate_limited and retry_after_seconds, and the HTTP
+// answer carries Retry-After; any other refused message is a 429 problem.
 func TestMCP_RateLimit_RefusedCallIsToolErrorWithRetryAfter(t *testing.T) {
 	t.Parallel()
 	e := frozenEnv(t)
@@ -72,19 +72,25 @@ func TestMCP_RateLimit_RefusedCallIsToolErrorWithRetryAfter(t *testing.T) {
 			t.Fatalf("call %d: %d %s", i, r.status, r.body)
 		}
 	}
-	for _, left := range []string{"1 unit: the GET is refused", "0 units: the POST is refused"} {
+	for _, left := range []string{"1", "0"} {
 		r := e.rpc(Path, tok, "tools/call", metaCall, nil)
 		var res struct {
 			IsError           bool           `json:"isError"`
 			StructuredContent map[string]any `json:"structuredContent"`
 		}
 		if err := jsonUnmarshal(r.result, &res); err != nil || !res.IsError {
-			t.Fatalf("%s: %d %s", left, r.status, r.body)
+			t.Fatalf("%s left: %d %s", left, r.status, r.body)
 		}
 		p := res.StructuredContent
 		if r.status != http.StatusOK || p["code"] != resources.CodeRateLimited || p["retry_after_seconds"] == nil ||
-			r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Remaining") != "0" {
-			t.Fatalf("%s: %d %v %v", left, r.status, r.header, p)
+			r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Remaining") != left {
+			t.Fatalf("%s left: %d %v %v", left, r.status, r.header, p)
+		}
+		if left == "1" { // the refused call took nothing: the last unit pays a ping
+			if r := e.rpc(Path, tok, "ping", map[string]any{}, nil); r.status != http.StatusOK ||
+				r.header.Get("RateLimit-Remaining") != "0" {
+				t.Fatalf("ping on the last unit: %d %v", r.status, r.header)
+			}
 		}
 	}
 	r := e.rpc(Path, tok, "tools/list", map[string]any{}, nil)

@@ -32,7 +32,7 @@ type outerRequest struct {
 	host       string
 	method     string          // the JSON-RPC method of the message
 	toolsets   map[string]bool // nil: every toolset
-	refused    error           // the POST's own unit was refused (a tools/call answers it as a tool error)
+	refused    error           // the POST's charge was refused (a tools/call answers it as a tool error)
 }
 
 // outerFrom returns the facts of the POST /mcp request ctx belongs to.
@@ -45,8 +45,9 @@ func outerFrom(ctx context.Context) (outerRequest, bool) {
 // not allowed (403), a missing or bad bearer token (401/503, as REST), an
 // unknown toolset (400), a body that is not application/json (415) or
 // larger than maxBodyBytes (413), each as a problem document; then it
-// charges the POST's unit (a refused tools/call becomes a tool error, any
-// other refused message a 429 problem).
+// charges the POST (a tool call's two units, any other message's one; a
+// refused tools/call becomes a tool error, any other refused message a 429
+// problem).
 func (m *MCP) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api.NoteMCP(r.Context(), "", "") // refusals below count as operation mcp too
@@ -84,8 +85,8 @@ func (m *MCP) admit(w http.ResponseWriter, r *http.Request) (outerRequest, error
 	var tool string
 	o.method, tool = rpcNames(body)
 	api.NoteMCP(r.Context(), o.method, tool)
-	if err := m.srv.ChargeMCP(r.Context(), cred, w.Header().Set); err != nil {
-		if o.method != "tools/call" {
+	if err := m.srv.ChargeMCP(r.Context(), cred, o.method, w.Header().Set); err != nil {
+		if o.method != api.MCPToolCall {
 			return o, err
 		}
 		o.refused = err
@@ -199,7 +200,7 @@ func rpcNames(body []byte) (method, tool string) {
 	if json.Unmarshal(body, &msg) != nil {
 		return "", ""
 	}
-	if msg.Method == "tools/call" {
+	if msg.Method == api.MCPToolCall {
 		tool = msg.Params.Name
 	}
 	return msg.Method, tool
