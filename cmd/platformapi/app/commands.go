@@ -67,6 +67,7 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			applyGCDefault(os.Getenv)
 			if so.Networks, err = parsePrefixes(networks); err != nil {
 				return fmt.Errorf("--allowed-networks: %w", err)
 			}

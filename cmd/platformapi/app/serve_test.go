@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -171,4 +172,25 @@ func getJSON(t *testing.T, addr, token, path string) map[string]any {
 		t.Fatalf("GET %s: %d", path, res.StatusCode)
 	}
 	return m
+}
+
+// TestApplyGCDefault_OnlyWithoutGOGC: serve sets the collector's target to
+// 200 unless the operator set GOGC.
+func TestApplyGCDefault_OnlyWithoutGOGC(t *testing.T) {
+	t.Cleanup(func() { debug.SetGCPercent(100) })
+	for _, tc := range []struct {
+		gogc string
+		want int
+	}{{"", defaultGCPercent}, {"50", 100}, {"off", 100}} {
+		debug.SetGCPercent(100)
+		applyGCDefault(func(name string) string {
+			if name == "GOGC" {
+				return tc.gogc
+			}
+			return ""
+		})
+		if got := debug.SetGCPercent(100); got != tc.want {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", tc.gogc, got, tc.want)
+		}
+	}
 }
