@@ -57,24 +57,18 @@ type aiModelRow struct {
 	aiModelMeta
 	CreatedAt time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
-	// Caches is the row's node caches as JSON, when the query selected
-	// cachesColumn (reads of the catalogue: one query for the row and them).
+	// Caches is the row's node caches as JSON in hostname order, kept by a
+	// trigger on node_caches (migration 20261123700001); never written here.
 	Caches json.RawMessage `bun:"node_caches_json,scanonly" json:"-"`
 }
 
-// cachesColumn selects a catalogue row's node caches, in hostname order,
-// as a JSON array next to the row (alias node_caches_json).
-const cachesColumn = `coalesce((SELECT json_agg(json_build_object('hostname', c.hostname, 'status', c.status,
-	'size_gb', c.size_gb, 'path', c.path, 'updated_at', c.updated_at) ORDER BY c.hostname)
-	FROM node_caches c WHERE c.model_id = ?TableAlias.id), '[]') AS node_caches_json`
-
-// withCachesColumn makes sel read every column of the rows and their node
-// caches.
-func withCachesColumn(sel *bun.SelectQuery) *bun.SelectQuery {
-	return sel.ColumnExpr("?TableAlias.*").ColumnExpr(cachesColumn)
+// withAllColumns makes sel read every column of the rows, their node caches
+// included (Bun's own column list leaves the scan-only Caches out).
+func withAllColumns(sel *bun.SelectQuery) *bun.SelectQuery {
+	return sel.ColumnExpr("?TableAlias.*")
 }
 
-// modelWithCaches converts a row read with cachesColumn.
+// modelWithCaches converts a row read with withAllColumns.
 func (r aiModelRow) modelWithCaches() (resources.AIModel, error) {
 	m := r.model()
 	var caches []modelCacheRow
@@ -110,7 +104,7 @@ func aiModelByID(ctx context.Context, db bun.IDB, id int64, lock string) (*aiMod
 
 // getAIModel reads one catalogue row and its node caches by id ($1).
 var getAIModel = sync.OnceValue(func() *hotRow[aiModelRow] {
-	return newHotRow[aiModelRow](withCachesColumn(bun.NewDB(nil, pgdialect.New()).NewSelect().
+	return newHotRow[aiModelRow](withAllColumns(bun.NewDB(nil, pgdialect.New()).NewSelect().
 		Model((*aiModelRow)(nil))).Where("?TableAlias.id = $1").String())
 })
 

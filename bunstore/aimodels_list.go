@@ -24,7 +24,7 @@ var aiModelSortColumns = map[string]func(resources.AIModel) *float64{
 // value and the id (just the id when sorting by id); nulls sort last in
 // either order, ties in id order of the same direction.
 func (s *Store) ListAIModels(ctx context.Context, f resources.AIModelFilter, q resources.PageQuery) (resources.Page[resources.AIModel], error) {
-	sel := withCachesColumn(s.db.NewSelect().Model((*aiModelRow)(nil)))
+	sel := withAllColumns(s.db.NewSelect().Model((*aiModelRow)(nil)))
 	filterAIModels(sel, f)
 	key, err := orderAIModels(sel, f.Sort, f.Order == "desc", q.After)
 	if err != nil {
@@ -125,7 +125,7 @@ func floatKey(v *float64) string {
 }
 
 // modelCacheRow is one node cache of a model, as a catalogue row shows it
-// (read as a row, or as JSON from cachesColumn).
+// (read as a row, or as JSON from the model's node_caches_json).
 type modelCacheRow struct {
 	ModelID   int64     `bun:"model_id" json:"-"`
 	Hostname  string    `bun:"hostname" json:"hostname"`

@@ -83,12 +83,15 @@ func (s *Store) ListNodeCaches(ctx context.Context, f resources.NodeCacheFilter,
 }
 
 // cacheSubjects checks that the node (share-locked, so an inventory import
-// cannot remove it meanwhile) and the model exist.
+// cannot remove it meanwhile) and the model exist. The model is locked
+// before any of its caches: a cache change rewrites the model's
+// node_caches_json (a trigger), and the cache worker locks the model first
+// too (lockCacheWork), so every path takes the two in the same order.
 func cacheSubjects(ctx context.Context, tx bun.Tx, hostname string, modelID int64) (*cacheModelRow, error) {
 	if _, err := aiNodeByHostname(ctx, tx, hostname, "SHARE"); err != nil {
 		return nil, err
 	}
-	return cacheModel(ctx, tx, modelID, "")
+	return cacheModel(ctx, tx, modelID, "NO KEY UPDATE")
 }
 
 // openCacheOperation returns the unfinished operation of kind on a cache,

@@ -54,11 +54,11 @@ func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
 
 // serveInner serves GET target through the root router and records the
 // answer. The context keeps the outer request id (the request-id middleware
-// reuses it), carries the outer credential and is marked as an MCP tool call
-// (its POST took the call's two units, so the GET costs nothing more). Chi's route context of
-// POST /mcp is cleared: chi would otherwise reuse it and route the GET as a
-// POST. The rate-limit headers (and Retry-After) of the GET are copied onto
-// the answer of the POST.
+// reuses it), carries the outer credential and is marked as an MCP tool
+// call (its POST took the call's two units, so the GET costs nothing more).
+// Chi's route context of POST /mcp is cleared: chi would otherwise reuse it
+// and route the GET as a POST. Rate-limit headers (and Retry-After) the GET
+// sets (a call whose POST did not pay) are copied onto the POST's answer.
 func (m *MCP) serveInner(ctx context.Context, tool, target string) (*recorder, error) {
 	outer, ok := outerFrom(ctx)
 	if !ok {
