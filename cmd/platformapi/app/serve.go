@@ -257,12 +257,13 @@ func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler) error
 }
 
 // defaultGCPercent is the collector's target of a serving process when GOGC
-// is unset: the heap may grow to three times what is live (Go's default:
+// is unset: the heap may grow to 2.5 times what is live (Go's default:
 // twice). The live heap of a replica is small (about 10 MB) and a request
 // allocates some 10 to 40 KB, so with Go's default the collector runs
-// dozens of times a second under load; 200 halves that work for about
-// 12 MB more at 64 connections (docs/benchmarks.md).
-const defaultGCPercent = 200
+// dozens of times a second under load; 150 cuts that work by a third. 200
+// halved it but took the peak RSS at 64 connections to 99.5 MB after a full
+// bench run, against the target of under 100 MB (docs/benchmarks.md).
+const defaultGCPercent = 150
 
 // applyGCDefault sets the collector's target to defaultGCPercent unless the
 // operator chose one with GOGC.

@@ -175,7 +175,7 @@ func getJSON(t *testing.T, addr, token, path string) map[string]any {
 }
 
 // TestApplyGCDefault_OnlyWithoutGOGC: serve sets the collector's target to
-// 200 unless the operator set GOGC.
+// defaultGCPercent unless the operator set GOGC.
 func TestApplyGCDefault_OnlyWithoutGOGC(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(100) })
 	for _, tc := range []struct {
