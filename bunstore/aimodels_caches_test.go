@@ -17,7 +17,8 @@ import (
 func cacheSummary(t *testing.T, db *bun.DB, repo string) []string {
 	t.Helper()
 	var raw string
-	if err := db.NewRaw("SELECT node_caches_json::text FROM ai_models WHERE repo = ?", repo).Scan(context.Background(), &raw); err != nil {
+	q := db.NewRaw("SELECT node_caches_json::text FROM ai_models WHERE repo = ?", repo)
+	if err := q.Scan(context.Background(), &raw); err != nil {
 		t.Fatal(err)
 	}
 	var caches []struct{ Hostname, Status string }
@@ -87,7 +88,8 @@ func TestModelCachesColumn_ConcurrentChangesKeepBoth(t *testing.T) {
 	ctx := context.Background()
 	mustExec(t, db, `INSERT INTO ai_nodes (hostname) VALUES ('gpu-a'), ('gpu-b')`)
 	mustExec(t, db, `INSERT INTO ai_models (repo, display_name) VALUES ('org/one', 'one')`)
-	ins := `INSERT INTO node_caches (hostname, model_id, status) SELECT ?, id, 'ready' FROM ai_models WHERE repo = 'org/one'`
+	ins := `INSERT INTO node_caches (hostname, model_id, status)
+		SELECT ?, id, 'ready' FROM ai_models WHERE repo = 'org/one'`
 	first, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +116,8 @@ func TestModelCachesColumn_ConcurrentChangesKeepBoth(t *testing.T) {
 // waitForLockWait waits until a backend of db's database waits for a lock.
 func waitForLockWait(t *testing.T, db *bun.DB) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	deadline := time.Now().Add(10 * time.Second)
+	for ; time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		var n int
 		err := db.NewRaw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
 			AND wait_event_type = 'Lock'`).Scan(context.Background(), &n)

@@ -113,7 +113,8 @@ func (m *MCP) toolResult(spec toolSpec, rec *recorder) *mcp.CallToolResult {
 func isJSONObject(contentType string, body []byte) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	t := bytes.TrimLeft(body, " \t\r\n")
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) && len(t) > 0 && t[0] == '{'
+	jsonType := mt == "application/json" || strings.HasSuffix(mt, "+json")
+	return err == nil && jsonType && len(t) > 0 && t[0] == '{'
 }
 
 // errorResult reports an error found before or instead of the REST request
