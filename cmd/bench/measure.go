@@ -21,6 +21,7 @@ type process struct {
 	cmd   *exec.Cmd
 	url   string
 	pprof string // base URL of its pprof listener ("" unless -profile)
+	log   string // where its stdout and stderr go
 }
 
 func (p *process) stop() {
@@ -43,7 +44,7 @@ func start(ctx context.Context, c config, name string, env []string, probe strin
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &process{cmd: cmd, url: "http://" + addr}
+	p := &process{cmd: cmd, url: "http://" + addr, log: logf.Name()}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if res, err := http.Get(p.url + probe); err == nil {
 			res.Body.Close()
@@ -200,6 +201,7 @@ func runStep(ctx context.Context, c config, r *report, s step) error {
 	}
 	log.Printf("load: %s", s.l.name)
 	before, _ := serverStatuses(ctx, s.l.server)
+	logFrom := logSize(s.l.server.log)
 	cpuBefore := cpuSnapshot(s.l.server.cmd.Process.Pid)
 	stopProfile := profile(ctx, c, s)
 	res, err := s.l.run(ctx, c, s.pid)
@@ -209,6 +211,9 @@ func runStep(ctx context.Context, c config, r *report, s step) error {
 	}
 	if after, err := serverStatuses(ctx, s.l.server); err == nil && before != nil {
 		res.serverNon2xx = after.non2xxSince(before)
+	}
+	if !res.valid() {
+		res.refusals = refusedLines(s.l.server.log, logFrom)
 	}
 	r.add(s.key, s.l.name, res)
 	return err

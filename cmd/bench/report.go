@@ -102,6 +102,12 @@ func (r *report) print(w io.Writer) {
 		case !res.valid():
 			fmt.Fprintf(w, "\n**%s had answers other than 2xx (%d seen by wrk, %d counted by the server): "+
 				"its figure is not comparable.**\n", r.names[k], res.non2xx, res.serverNon2xx)
+			if len(res.refusals) > 0 {
+				fmt.Fprint(w, "\nThe server's log on them (at most the first five lines):\n\n")
+			}
+			for _, line := range res.refusals {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
 		}
 	}
 	r.printCPU(w)

@@ -28,8 +28,9 @@ type result struct {
 	non2xx       int // answers wrk saw with another status than 2xx or 3xx
 	serverNon2xx int // answers other than 2xx the server counted (MCP's inner GET too)
 	p50, p99     string
-	rssKB        int    // peak RSS of the server during the run, when sampled
-	failed       string // why the load was not run (its probe was refused)
+	rssKB        int      // peak RSS of the server during the run, when sampled
+	failed       string   // why the load was not run (its probe was refused)
+	refusals     []string // the server's log lines on answers other than 2xx, when there were any
 	cpu          cpuTimes
 }
 
