@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"platformapi/api/apitest"
 	"platformapi/resources"
 )
@@ -242,6 +244,10 @@ func TestAIModels_Read_NodeCachesFromTheCacheTable(t *testing.T) {
 	items := e.Do("GET", "/api/v1/ai/models", tok, nil).JSON(t)["items"].([]any)
 	if len(items[0].(map[string]any)["node_caches"].([]any)) != 2 || len(items[1].(map[string]any)["node_caches"].([]any)) != 0 {
 		t.Fatalf("list caches: %v", items)
+	}
+	patched := e.Do("PATCH", "/api/v1/ai/models/"+id, tok, map[string]any{"notes": "n"}).JSON(t)
+	if d := cmp.Diff(caches, patched["node_caches"]); d != "" {
+		t.Fatalf("PATCH answer's caches (-GET +PATCH):\n%s", d)
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/ai/models/999", tok, nil), 404, "ai_model_not_found")
 	assertProblem(t, e.Do("GET", "/api/v1/ai/models/x1", tok, nil), 400, "invalid_parameter")

@@ -71,15 +71,31 @@ func withAllColumns(sel *bun.SelectQuery) *bun.SelectQuery {
 // modelWithCaches converts a row read with withAllColumns.
 func (r aiModelRow) modelWithCaches() (resources.AIModel, error) {
 	m := r.model()
+	var err error
+	m.NodeCaches, err = decodeCaches(r.ID, r.Caches)
+	return m, err
+}
+
+// decodeCaches converts a model's node_caches_json.
+func decodeCaches(id int64, raw json.RawMessage) ([]resources.NodeCacheRef, error) {
 	var caches []modelCacheRow
-	if err := json.Unmarshal(r.Caches, &caches); err != nil {
-		return m, fmt.Errorf("bunstore: node caches of AI model %d: %w", r.ID, err)
+	if err := json.Unmarshal(raw, &caches); err != nil {
+		return nil, fmt.Errorf("bunstore: node caches of AI model %d: %w", id, err)
 	}
-	m.NodeCaches = make([]resources.NodeCacheRef, 0, len(caches))
+	out := make([]resources.NodeCacheRef, 0, len(caches))
 	for _, c := range caches {
-		m.NodeCaches = append(m.NodeCaches, c.ref())
+		out = append(out, c.ref())
 	}
-	return m, nil
+	return out, nil
+}
+
+// cachesOf reads a model's node caches inside tx (from its node_caches_json).
+func cachesOf(ctx context.Context, tx bun.IDB, id int64) ([]resources.NodeCacheRef, error) {
+	var raw string // Bun scans a []byte destination as a slice of rows
+	if err := tx.NewRaw("SELECT node_caches_json FROM ai_models WHERE id = ?", id).Scan(ctx, &raw); err != nil {
+		return nil, fmt.Errorf("read node caches of AI model %d: %w", id, err)
+	}
+	return decodeCaches(id, json.RawMessage(raw))
 }
 
 // model converts the row; NodeCaches is left nil for the caller to fill.
@@ -176,7 +192,7 @@ func (s *Store) PatchAIModel(ctx context.Context, a resources.Actor, id int64, p
 				return err
 			}
 		}
-		out, err = withCaches(ctx, tx, out)
+		out.NodeCaches, err = cachesOf(ctx, tx, id)
 		return err
 	})
 	return out, err

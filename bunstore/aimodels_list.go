@@ -124,55 +124,17 @@ func floatKey(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
-// modelCacheRow is one node cache of a model, as a catalogue row shows it
-// (read as a row, or as JSON from the model's node_caches_json).
+// modelCacheRow is one node cache of a model, as the model's
+// node_caches_json holds it.
 type modelCacheRow struct {
-	ModelID   int64     `bun:"model_id" json:"-"`
-	Hostname  string    `bun:"hostname" json:"hostname"`
-	Status    string    `bun:"status" json:"status"`
-	SizeGB    *float64  `bun:"size_gb" json:"size_gb"`
-	Path      *string   `bun:"path" json:"path"`
-	UpdatedAt time.Time `bun:"updated_at" json:"updated_at"`
+	Hostname  string    `json:"hostname"`
+	Status    string    `json:"status"`
+	SizeGB    *float64  `json:"size_gb"`
+	Path      *string   `json:"path"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 func (r modelCacheRow) ref() resources.NodeCacheRef {
 	return resources.NodeCacheRef{Hostname: r.Hostname, Status: r.Status, SizeGB: r.SizeGB, Path: r.Path,
 		UpdatedAt: r.UpdatedAt.UTC()}
-}
-
-// withCaches fills one model's node caches.
-func withCaches(ctx context.Context, db bun.IDB, m resources.AIModel) (resources.AIModel, error) {
-	ms, err := withCachesAll(ctx, db, []resources.AIModel{m})
-	if err != nil {
-		return m, err
-	}
-	return ms[0], nil
-}
-
-// withCachesAll fills the node caches of every model with one query, in
-// hostname order; a model without caches gets an empty list.
-func withCachesAll(ctx context.Context, db bun.IDB, ms []resources.AIModel) ([]resources.AIModel, error) {
-	if len(ms) == 0 {
-		return ms, nil
-	}
-	ids := make([]int64, len(ms))
-	for i, m := range ms {
-		ids[i] = m.ID
-	}
-	var rows []modelCacheRow
-	if err := db.NewRaw(`SELECT model_id, hostname, status, size_gb, path, updated_at FROM node_caches
-		WHERE model_id IN (?) ORDER BY model_id, hostname`, bun.List(ids)).Scan(ctx, &rows); err != nil {
-		return nil, err
-	}
-	byModel := map[int64][]resources.NodeCacheRef{}
-	for _, r := range rows {
-		byModel[r.ModelID] = append(byModel[r.ModelID], r.ref())
-	}
-	for i := range ms {
-		ms[i].NodeCaches = byModel[ms[i].ID]
-		if ms[i].NodeCaches == nil {
-			ms[i].NodeCaches = []resources.NodeCacheRef{}
-		}
-	}
-	return ms, nil
 }
