@@ -99,6 +99,20 @@ func TestLists_Fields_KeepsSelectedMembersAndTheKey(t *testing.T) {
 	}
 }
 
+// A selection naming no member (only commas and spaces) is no selection: every
+// member is answered, as the declared schema requires (found by the fuzz test).
+func TestLists_FieldsWithoutNames_AnswersEveryMember(t *testing.T) {
+	t.Parallel()
+	e, tok := agentWorld(t)
+	full := itemsOf(t, e.Do("GET", "/api/v1/customers?limit=2", tok, nil))
+	for _, sel := range []string{",", "%20,%0A,", ",,,", ""} {
+		got := itemsOf(t, e.Do("GET", "/api/v1/customers?limit=2&fields="+sel, tok, nil))
+		if diff := cmp.Diff(full, got); diff != "" {
+			t.Fatalf("fields=%s (-want +got):\n%s", sel, diff)
+		}
+	}
+}
+
 func TestLists_FieldsUnknownMember_400NamesFieldsAndValidMembers(t *testing.T) {
 	t.Parallel()
 	e, tok := projectEnv(t)

@@ -67,17 +67,12 @@ func ItemMembers(t reflect.Type) (names, key []string) {
 }
 
 // selectFields parses a `fields` value for items of type W: nil keeps every
-// member. An unknown name is 400 invalid_parameter naming `fields` and
-// listing the valid names.
+// member, as does a value that names none (only commas and spaces). An
+// unknown name is 400 invalid_parameter naming `fields` and listing the
+// valid names.
 func selectFields[W any](fields string) (map[string]bool, error) {
-	if strings.TrimSpace(fields) == "" {
-		return nil, nil
-	}
 	m := membersOf(reflect.TypeFor[W]())
 	keep := map[string]bool{}
-	for _, k := range m.key {
-		keep[k] = true
-	}
 	var unknown []string
 	for f := range strings.SplitSeq(fields, ",") {
 		f = strings.TrimSpace(f)
@@ -88,6 +83,12 @@ func selectFields[W any](fields string) (map[string]bool, error) {
 			unknown = append(unknown, f)
 		}
 		keep[f] = true
+	}
+	if len(keep) == 0 {
+		return nil, nil
+	}
+	for _, k := range m.key {
+		keep[k] = true
 	}
 	if len(unknown) > 0 {
 		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter, Field: "fields",
