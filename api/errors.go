@@ -54,7 +54,7 @@ func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	p.headers(w.Header().Set)
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(p.Status)
-	_ = huma.DefaultJSONFormat.Marshal(w, p)
+	_ = JSONFormat.Marshal(w, p)
 }
 
 // ProblemFor converts any error into the finished problem document an

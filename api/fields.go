@@ -117,12 +117,10 @@ func encodeItems[W any](items []W, sel map[string]bool) ([]json.RawMessage, erro
 	return out, nil
 }
 
-// encodeJSON encodes v without HTML escaping and without a final newline.
+// encodeJSON encodes v as JSONFormat does, without the final newline.
 func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := JSONFormat.Marshal(&buf, v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil

@@ -138,7 +138,7 @@ func (s *Server) formToStore(ctx huma.Context, sent []byte, form *replayForm) ([
 		return sent, true
 	}
 	var buf bytes.Buffer
-	if err := huma.DefaultJSONFormat.Marshal(&buf, form.body); err != nil {
+	if err := JSONFormat.Marshal(&buf, form.body); err != nil {
 		loggerFrom(ctx.Context(), s.cfg.Logger).Error("encoding the answer to store failed", "error", err)
 		return nil, false
 	}
@@ -223,7 +223,7 @@ func keepAnswerInTx[R any](ctx context.Context, status int, answer func(R) (loca
 		}
 		location, body := answer(r)
 		var buf bytes.Buffer
-		if err := huma.DefaultJSONFormat.Marshal(&buf, body); err != nil {
+		if err := JSONFormat.Marshal(&buf, body); err != nil {
 			return resources.StoredResponse{}, false
 		}
 		h := map[string][]string{"Content-Type": {"application/json"}}

@@ -203,6 +203,7 @@ func (s *Server) humaConfig() huma.Config {
 		{Name: "Licence", Description: "The installation's licence: its state and installing a bundle. Writes need a valid licence."},
 		{Name: "Brand", Description: "The installation's brand (conditional replace with ETag/If-Match) and its image assets."},
 	}
+	cfg.Formats = map[string]huma.Format{"application/json": JSONFormat, "json": JSONFormat}
 	cfg.Servers = []*huma.Server{{URL: Prefix}}
 	cfg.OpenAPIPath = "/openapi"
 	cfg.DocsPath = "" // served from the binary by registerDocs

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-chi/chi/v5"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -124,7 +123,7 @@ func (m *MCP) errorResult(ctx context.Context, spec toolSpec, err error) *mcp.Ca
 	r, _ := http.NewRequestWithContext(ctx, http.MethodPost, Path, nil) // a constant, valid target
 	p := m.srv.ProblemFor(r, err)
 	var body bytes.Buffer
-	if merr := huma.DefaultJSONFormat.Marshal(&body, p); merr != nil {
+	if merr := api.JSONFormat.Marshal(&body, p); merr != nil {
 		return mcp.NewToolResultError(p.Error())
 	}
 	return m.problemResult(spec, jsonObject(body.Bytes()))

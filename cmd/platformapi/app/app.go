@@ -42,6 +42,9 @@ type Options struct {
 	// connections (0: the server's own); migrations run without it.
 	StatementTimeout time.Duration
 	RedisURL         string // shared cache of the replicas; empty: none
+	// stopLogs writes out what the logger's buffer holds (serve; nil when
+	// the logger writes unbuffered).
+	stopLogs func()
 }
 
 // Main holds what a command opened: the database (and the embedded cluster

@@ -32,7 +32,11 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
 				return err
 			}
-			opts.Logger = slog.New(slog.NewJSONHandler(errOut, &slog.HandlerOptions{Level: lvl}))
+			logs := errOut
+			if cmd.Name() == "serve" {
+				logs, opts.stopLogs = bufferedLog(errOut)
+			}
+			opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: lvl}))
 			if cmd.Name() == "eval" && !cmd.Flags().Changed("log-level") {
 				opts.Logger = quietLogger(errOut)
 			}
@@ -63,6 +67,9 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "serve", Short: "Serve the API at /api/v1 and MCP at /mcp (migrates first)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.stopLogs != nil {
+				defer opts.stopLogs() // every buffered line is written before serve returns
+			}
 			err := checkEnvDurations("PLATFORMAPI_REQUEST_TIMEOUT", "PLATFORMAPI_STATEMENT_TIMEOUT")
 			if err != nil {
 				return err
