@@ -5,6 +5,7 @@
 //	go run ./cmd/bench                 # everything, 10 s per load
 //	go run ./cmd/bench -duration 30s   # longer loads
 //	go run ./cmd/bench -profile DIR    # also CPU and allocation profiles per load
+//	go run ./cmd/bench -rounds 5 -only bare,get,mcp   # the loads take turns, five times
 //
 // It creates (and drops first) the database platformapi_bench on the admin
 // DSN (TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres),
@@ -38,6 +39,7 @@ type config struct {
 	logLevel string // the server's --log-level (info: the access log is on)
 	profile  string // directory for CPU and allocation profiles of the server (empty: none)
 	reuse    bool   // keep a bench database an earlier run seeded
+	rounds   int    // times each load runs, the loads taking turns; figures are over all rounds
 	work     string
 }
 
@@ -66,6 +68,8 @@ func main() {
 	flag.StringVar(&c.server, "server-bin", "", "measure this platformapi binary (e.g. an older build) instead of building one")
 	flag.StringVar(&c.logLevel, "log-level", "info", "the server's --log-level (info: access log on, as the targets require)")
 	flag.StringVar(&c.profile, "profile", "", "write CPU and allocation profiles of the server per load into this directory")
+	flag.IntVar(&c.rounds, "rounds", 1, "run the loads this many times, taking turns (a slow spell of a "+
+		"shared machine then falls on every load alike); figures are over all rounds")
 	flag.BoolVar(&c.reuse, "reuse", false, "reuse the bench database an earlier run seeded (faster; removes what its loads added)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

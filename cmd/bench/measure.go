@@ -152,9 +152,11 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		}
 		return runStep(ctx, c, r, s)
 	}
-	for _, s := range steps(bare, srv, w.depthCursor, pool) {
-		if err := run(s); err != nil {
-			return err
+	for range max(1, c.rounds) { // fresh tokens and POST keys each round
+		for _, s := range steps(bare, srv, w.depthCursor, pool) {
+			if err := run(s); err != nil {
+				return err
+			}
 		}
 	}
 	if !c.modes || c.only != "" {

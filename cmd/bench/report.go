@@ -26,7 +26,12 @@ func (r *report) add(key, name string, res result) {
 		r.results, r.names = map[string]result{}, map[string]string{}
 		r.loadAvg = append(r.loadAvg, loadAvg())
 	}
-	r.keys = append(r.keys, key)
+	prev, seen := r.results[key]
+	if !seen {
+		r.keys = append(r.keys, key)
+	} else {
+		res = prev.merge(res)
+	}
 	r.names[key], r.results[key] = name, res
 }
 
@@ -78,9 +83,9 @@ const notComparable = "– (not comparable)"
 func (r *report) print(w io.Writer) {
 	r.loadAvg = append(r.loadAvg, loadAvg())
 	fmt.Fprintf(w, "## Run of %s\n\n", r.started.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(w, "Machine: %s. wrk -t%d -c%d, %v per load; Redis: %v; access log: %s; "+
-		"load average before/after: %s.\n\n", r.machine, r.cfg.threads, r.cfg.conns, r.cfg.duration, r.redis,
-		r.cfg.accessLog(), strings.Join(r.loadAvg, " / "))
+	fmt.Fprintf(w, "Machine: %s. wrk -t%d -c%d, %v per load, %d round(s) taking turns; Redis: %v; "+
+		"access log: %s; load average before/after: %s.\n\n", r.machine, r.cfg.threads, r.cfg.conns,
+		r.cfg.duration, max(1, r.cfg.rounds), r.redis, r.cfg.accessLog(), strings.Join(r.loadAvg, " / "))
 	if r.cfg.profile != "" {
 		fmt.Fprintf(w, "Profiled (CPU and allocations into %s): figures a little low.\n\n", r.cfg.profile)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -37,5 +38,23 @@ func TestStatuses_Non2xxSinceIgnoresHangUps(t *testing.T) {
 		"metrics 200": 2}
 	if got, want := after.non2xxSince(before), 6; got != want {
 		t.Errorf("non2xxSince = %d, want %d (404 twice, 429 four times; 499 not counted)", got, want)
+	}
+}
+
+func TestReport_Rounds_AddCountsAndCPUAndAverageTheRate(t *testing.T) {
+	r := &report{}
+	r.add("get", "GET", result{rps: 100, requests: 1000, p50: "1ms", p99: "9ms", rssKB: 50,
+		cpu: cpuTimes{"server": 100 * time.Millisecond}})
+	r.add("bare", "bare", result{rps: 400, requests: 4000, p50: "1ms", p99: "2ms"})
+	r.add("get", "GET", result{rps: 200, requests: 2000, p50: "2ms", p99: "8ms", rssKB: 40, non2xx: 1,
+		cpu: cpuTimes{"server": 200 * time.Millisecond, "wrk": time.Millisecond}})
+	r.add("get", "GET", result{rps: 300, requests: 3000, p50: "3ms", p99: "7ms"})
+	want := result{rps: 200, requests: 6000, non2xx: 1, p50: "1ms 2ms 3ms", p99: "9ms 8ms 7ms", rssKB: 50,
+		cpu: cpuTimes{"server": 300 * time.Millisecond, "wrk": time.Millisecond}}
+	if diff := cmp.Diff(want, r.results["get"], cmp.AllowUnexported(result{})); diff != "" {
+		t.Errorf("merged rounds (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"get", "bare"}, r.keys); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
 	}
 }

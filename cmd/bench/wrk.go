@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +35,28 @@ type result struct {
 	refusals     []string // the server's log lines on answers other than 2xx, when there were any
 	cpu          cpuTimes
 }
+
+// merge adds the next round b of the same load: counts and CPU add up,
+// the rate is the mean of the rounds' (each ran as long), the latencies
+// are listed round by round, the peak RSS is the higher.
+func (a result) merge(b result) result {
+	n := float64(a.rounds())
+	out := result{rps: (a.rps*n + b.rps) / (n + 1), requests: a.requests + b.requests,
+		non2xx: a.non2xx + b.non2xx, serverNon2xx: a.serverNon2xx + b.serverNon2xx,
+		p50: a.p50 + " " + b.p50, p99: a.p99 + " " + b.p99, rssKB: max(a.rssKB, b.rssKB),
+		failed: cmp.Or(a.failed, b.failed), refusals: append(slices.Clip(a.refusals), b.refusals...),
+		cpu: cpuTimes{}}
+	for k, v := range a.cpu {
+		out.cpu[k] += v
+	}
+	for k, v := range b.cpu {
+		out.cpu[k] += v
+	}
+	return out
+}
+
+// rounds is how many rounds r holds (one latency figure each).
+func (r result) rounds() int { return max(1, len(strings.Fields(r.p50))) }
 
 // valid reports whether the load ran and every answer was a success, so
 // its figure measures the operation and not a refusal.
