@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
@@ -79,7 +80,7 @@ func (r aiModelRow) modelWithCaches() (resources.AIModel, error) {
 // decodeCaches converts a model's node_caches_json.
 func decodeCaches(id int64, raw json.RawMessage) ([]resources.NodeCacheRef, error) {
 	var caches []modelCacheRow
-	if err := json.Unmarshal(raw, &caches); err != nil {
+	if err := gojson.Unmarshal(raw, &caches); err != nil { // go-json: on every catalogue read
 		return nil, fmt.Errorf("bunstore: node caches of AI model %d: %w", id, err)
 	}
 	out := make([]resources.NodeCacheRef, 0, len(caches))

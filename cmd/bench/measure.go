@@ -139,7 +139,13 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return err
 	}
 	defer func() { srv.stop() }()
-	pool := func(cost int) []string {
+	selected := func(key string) bool {
+		return c.only == "" || slices.Contains(strings.Split(c.only, ","), key)
+	}
+	pool := func(key string, cost int) []string {
+		if !selected(key) {
+			return []string{""} // the load does not run: no tokens to mint
+		}
 		t, err := w.tokens(ctx, poolSize(c.duration, cost))
 		if err != nil {
 			log.Fatal(err)
@@ -147,7 +153,7 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return t
 	}
 	run := func(s step) error {
-		if c.only != "" && !slices.Contains(strings.Split(c.only, ","), s.key) {
+		if !selected(s.key) {
 			return nil
 		}
 		return runStep(ctx, c, r, s)
@@ -167,9 +173,9 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 
 // steps are the loads of a run, in order: the audit pages before the POSTs
 // (page 1 then holds seeded events, like the page at depth).
-func steps(bare, srv *process, depthCursor string, pool func(int) []string) []step {
-	get, mcp, a1, ad := pool(1), pool(2), pool(1), pool(1)
-	post, keyed, rss := pool(1), pool(1), pool(1)
+func steps(bare, srv *process, depthCursor string, pool func(string, int) []string) []step {
+	get, mcp, a1, ad := pool("get", 1), pool("mcp", 2), pool("audit1", 1), pool("auditdeep", 1)
+	post, keyed, rss := pool("post", 1), pool("keyed", 1), pool("rss", 1)
 	run := time.Now().Format("150405")
 	return []step{
 		{"bare", load{name: "bare chi+pgx GET /ai/models/{id}", server: bare, script: getScript("/ai/models/", nil),
@@ -233,14 +239,14 @@ func poolSize(d time.Duration, cost int) int {
 // per model id) under each pgx statement mode, restarting the server for
 // each.
 func measureModes(ctx context.Context, c config, w *world, bin string, srv **process,
-	pool func(int) []string, run func(step) error) error {
+	pool func(string, int) []string, run func(step) error) error {
 	for _, mode := range []string{"cache_statement", "exec", "simple_protocol"} {
 		(*srv).stop()
 		var err error
 		if *srv, err = startServer(ctx, c, w, bin, mode); err != nil {
 			return err
 		}
-		tokens := pool(1)
+		tokens := pool("modes", 1)
 		l := load{name: "GET /node-caches?model_id=…, " + mode, server: *srv, script: cachesScript(tokens),
 			probe: probe{path: "/api/v1/node-caches?model_id=10", token: tokens[0]}}
 		if err := run(step{key: "mode-" + mode, l: l}); err != nil {
