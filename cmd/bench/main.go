@@ -40,6 +40,7 @@ type config struct {
 	profile  string // directory for CPU and allocation profiles of the server (empty: none)
 	reuse    bool   // keep a bench database an earlier run seeded
 	rounds   int    // times each load runs, the loads taking turns; figures are over all rounds
+	keep     bool   // keep the work directory (the servers' logs)
 	work     string
 }
 
@@ -70,6 +71,7 @@ func main() {
 	flag.StringVar(&c.profile, "profile", "", "write CPU and allocation profiles of the server per load into this directory")
 	flag.IntVar(&c.rounds, "rounds", 1, "run the loads this many times, taking turns (a slow spell of a "+
 		"shared machine then falls on every load alike); figures are over all rounds")
+	flag.BoolVar(&c.keep, "keep", false, "keep the work directory: the servers' logs, the wrk scripts")
 	flag.BoolVar(&c.reuse, "reuse", false, "reuse the bench database an earlier run seeded (faster; removes what its loads added)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -87,7 +89,11 @@ func run(ctx context.Context, c config) error {
 	if c.work, err = os.MkdirTemp("", "platformapi-bench-"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(c.work)
+	if c.keep {
+		log.Printf("work directory kept: %s", c.work)
+	} else {
+		defer os.RemoveAll(c.work)
+	}
 	if c.profile != "" {
 		if err := os.MkdirAll(c.profile, 0o755); err != nil {
 			return err
