@@ -37,8 +37,8 @@ func TestJSONFormat_WritesWhatEncodingJSONWrites(t *testing.T) {
 	model := aiModelView(resources.AIModel{ID: 7, Repo: "org/m", DisplayName: text, Status: "owned",
 		CreatedAt: when, UpdatedAt: when, NodeCaches: []resources.NodeCacheRef{{Hostname: "gpu-01",
 			Status: "ready", SizeGB: &size, UpdatedAt: when}},
-		AIModelMeta: resources.AIModelMeta{Benchmarks: resources.Benchmarks{"z": 1.5, "a": "n/a", "m": 3.0},
-			Notes: &text}})
+		AIModelMeta: resources.AIModelMeta{Notes: &text,
+			Benchmarks: resources.Benchmarks{"z": 1.5, "a": "n/a", "m": 3.0}}})
 	one := 1
 	values := map[string]any{
 		"model":                       model,
@@ -47,7 +47,8 @@ func TestJSONFormat_WritesWhatEncodingJSONWrites(t *testing.T) {
 			ProjectCount: &one},
 		"customer with vcs_status null": Customer{ID: "3", VCSStatus: NullOf[VCSStatus](nil)},
 		"problem": &Problem{Type: ProblemTypePrefix + "x", Title: "Bad", Status: 422, Detail: text,
-			Errors:   []*huma.ErrorDetail{{Message: text, Location: "body.x", Value: map[string]any{"k": []any{1, "<"}}}},
+			Errors: []*huma.ErrorDetail{{Message: text, Location: "body.x",
+				Value: map[string]any{"k": []any{1, "<"}}}},
 			Blockers: map[string]int{"projects": 2, "keys": 1}},
 		"list page": ListBody[AIModel]{Items: []AIModel{model}},
 		"raw":       map[string]any{"raw": json.RawMessage(` { "a" : [1, 2] } `)},

@@ -120,7 +120,8 @@ func (l *rateLimiter) extra(r *reserve) int {
 		return 0
 	}
 	pace := max(r.lastUsed, r.winUsed) // units per reserveRateWindow
-	return max(0, min(l.maxReserve, r.remaining/reserveRemainDiv, pace*int(reserveLifetime/reserveRateWindow)))
+	lifetime := pace * int(reserveLifetime/reserveRateWindow)
+	return max(0, min(l.maxReserve, r.remaining/reserveRemainDiv, lifetime))
 }
 
 // takeShared asks Redis for cost units (exactly, as GCRA alone, when extra

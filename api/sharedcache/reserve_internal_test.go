@@ -15,7 +15,7 @@ func TestReserve_Extra_FollowsUseRemainingAndCap(t *testing.T) {
 	}{
 		{"nothing answered yet: exact", reserve{}, 0},
 		{"idle key: nothing used in the last second", reserve{known: true, remaining: 600}, 0},
-		{"reserves a lifetime at the last second's pace", reserve{known: true, remaining: 600, lastUsed: 4}, 12},
+		{"a lifetime at the last second's pace", reserve{known: true, remaining: 600, lastUsed: 4}, 12},
 		{"or this second's so far", reserve{known: true, remaining: 600, lastUsed: 2, winUsed: 5}, 15},
 		{"a slow key: one unit a second", reserve{known: true, remaining: 600, lastUsed: 1}, 3},
 		{"at most the cap", reserve{known: true, remaining: 600, lastUsed: 90}, 20},

@@ -34,7 +34,8 @@ func TestBufferedLog_LinesReachTheSinkWhileRunningAndAllOnStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The periodic flush writes it without any further line or a stop.
-	for deadline := time.Now().Add(10 * time.Second); sink.String() != "first\n"; time.Sleep(10 * time.Millisecond) {
+	deadline := time.Now().Add(10 * time.Second)
+	for ; sink.String() != "first\n"; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("a buffered line never reached the sink: %q", sink.String())
 		}
