@@ -1,33 +1,13 @@
 package app
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the flusher and the test at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestBufferedLog_LinesReachTheSinkWhileRunningAndAllOnStop(t *testing.T) {
-	var sink lockedBuffer
+	var sink lockedLog // replicas_test.go
 	w, stop := bufferedLog(&sink)
 	defer stop()
 	if _, err := w.Write([]byte("first\n")); err != nil {
