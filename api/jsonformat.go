@@ -11,10 +11,8 @@ import (
 // JSONFormat is how the API writes and reads JSON: answers are encoded by
 // github.com/goccy/go-json, a drop-in encoding/json that writes the same
 // bytes (omitzero and Marshaler compaction included; segmentio/encoding
-// lacks omitzero) three to four times faster and without allocating; on
-// the hottest read
-// the standard encoder was the largest single cost after the database
-// (docs/benchmarks.md, docs/decisions.md). HTML characters are not escaped,
+// lacks omitzero) three to four times faster and without allocating (on
+// a catalogue row, docs/benchmarks.md and docs/decisions.md). HTML characters are not escaped,
 // as Huma's default. Request bodies are read by encoding/json, whose error
 // messages the problem documents are built from.
 var JSONFormat = huma.Format{

@@ -78,9 +78,9 @@ func Open(ctx context.Context, dsn string, opts ...OpenOption) (*bun.DB, error) 
 
 // fastJSONDecode makes conn decode json and jsonb columns scanned through
 // pgx itself (the hot read, bunstore.hotRow) with github.com/goccy/go-json,
-// as the API encodes its answers: about a third of encoding/json's CPU on
-// a catalogue row's benchmarks. Encoding arguments stays with encoding/json;
-// what goes through database/sql is decoded by Bun.
+// as the API encodes its answers; the values are the database's own JSON.
+// Encoding arguments stays with encoding/json; what goes through
+// database/sql is decoded by Bun.
 func fastJSONDecode(_ context.Context, conn *pgx.Conn) error {
 	m := conn.TypeMap()
 	m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID,

@@ -34,14 +34,15 @@ type result struct {
 	failed       string   // why the load was not run (its probe was refused)
 	refusals     []string // the server's log lines on answers other than 2xx, when there were any
 	cpu          cpuTimes
+	extra        int // rounds merged into this one beyond the first
 }
 
 // merge adds the next round b of the same load: counts and CPU add up,
 // the rate is the mean of the rounds' (each ran as long), the latencies
 // are listed round by round, the peak RSS is the higher.
 func (a result) merge(b result) result {
-	n := float64(a.rounds())
-	out := result{rps: (a.rps*n + b.rps) / (n + 1), requests: a.requests + b.requests,
+	n := float64(a.extra + 1)
+	out := result{extra: a.extra + 1, rps: (a.rps*n + b.rps) / (n + 1), requests: a.requests + b.requests,
 		non2xx: a.non2xx + b.non2xx, serverNon2xx: a.serverNon2xx + b.serverNon2xx,
 		p50: a.p50 + " " + b.p50, p99: a.p99 + " " + b.p99, rssKB: max(a.rssKB, b.rssKB),
 		failed: cmp.Or(a.failed, b.failed), refusals: append(slices.Clip(a.refusals), b.refusals...),
@@ -54,9 +55,6 @@ func (a result) merge(b result) result {
 	}
 	return out
 }
-
-// rounds is how many rounds r holds (one latency figure each).
-func (r result) rounds() int { return max(1, len(strings.Fields(r.p50))) }
 
 // valid reports whether the load ran and every answer was a success, so
 // its figure measures the operation and not a refusal.

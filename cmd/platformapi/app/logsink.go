@@ -10,7 +10,7 @@ import (
 // Log buffering of `serve`: lines are collected in memory and written out
 // every logFlushInterval or whenever logBufferSize is reached, instead of
 // one write system call per line under the logger's lock. Under load that
-// was one in twenty of the server's CPU samples on a GET (docs/benchmarks.md).
+// was 2.8 % of the server's CPU samples on a GET (docs/benchmarks.md).
 // What a crash of the process can lose is the last logFlushInterval of
 // lines; a normal stop writes everything (stopLogs).
 const (
