@@ -49,8 +49,8 @@ func TestReport_Rounds_AddCountsAndCPUAndAverageTheRate(t *testing.T) {
 	r.add("get", "GET", result{rps: 200, requests: 2000, p50: "2ms", p99: "8ms", rssKB: 40, non2xx: 1,
 		cpu: cpuTimes{"server": 200 * time.Millisecond, "wrk": time.Millisecond}})
 	r.add("get", "GET", result{rps: 300, requests: 3000, p50: "3ms", p99: "7ms"})
-	want := result{extra: 2, rps: 200, requests: 6000, non2xx: 1, p50: "1ms 2ms 3ms", p99: "9ms 8ms 7ms",
-		rssKB: 50, cpu: cpuTimes{"server": 300 * time.Millisecond, "wrk": time.Millisecond}}
+	want := result{extra: 2, rps: 200, requests: 6000, non2xx: 1, p50: "1ms 2ms 3ms",
+		p99: "9ms 8ms 7ms", rssKB: 50, cpu: cpuTimes{"server": 300 * time.Millisecond, "wrk": time.Millisecond}}
 	if diff := cmp.Diff(want, r.results["get"], cmp.AllowUnexported(result{})); diff != "" {
 		t.Errorf("merged rounds (-want +got):\n%s", diff)
 	}

@@ -42,8 +42,9 @@ type result struct {
 // are listed round by round, the peak RSS is the higher.
 func (a result) merge(b result) result {
 	n := float64(a.extra + 1)
-	out := result{extra: a.extra + 1, rps: (a.rps*n + b.rps) / (n + 1), requests: a.requests + b.requests,
-		non2xx: a.non2xx + b.non2xx, serverNon2xx: a.serverNon2xx + b.serverNon2xx,
+	out := result{extra: a.extra + 1, rps: (a.rps*n + b.rps) / (n + 1),
+		requests: a.requests + b.requests,
+		non2xx:   a.non2xx + b.non2xx, serverNon2xx: a.serverNon2xx + b.serverNon2xx,
 		p50: a.p50 + " " + b.p50, p99: a.p99 + " " + b.p99, rssKB: max(a.rssKB, b.rssKB),
 		failed: cmp.Or(a.failed, b.failed), refusals: append(slices.Clip(a.refusals), b.refusals...),
 		cpu: cpuTimes{}}
