@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,9 +15,15 @@ import (
 // POST /mcp line naming the JSON-RPC method and the tool, and one line for
 // the in-process GET it runs, with the operation, the tool and the token.
 func TestAccessLog_MCPToolCall_OuterAndInnerLines(t *testing.T) {
+	for _, legacy := range []bool{false, true} { // legacy: answered by answerCall
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) { testAccessLines(t, legacy) })
+	}
+}
+
+func testAccessLines(t *testing.T, legacy bool) {
 	e := newEnv(t).enableAPI()
 	tok := e.token(resources.PermAIRead)
-	c := e.client(tok, nil, false)
+	c := e.client(tok, nil, legacy)
 	call(t, c, "get-meta", nil)
 	var got []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(e.api.LogText()), "\n") {

@@ -14,7 +14,9 @@ package tools
 
 import (
 	"context"
+	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -57,6 +59,10 @@ type MCP struct {
 	specs  []toolSpec
 	byName map[string]toolSpec
 	mcp    *server.MCPServer
+	// transport is mcp-go's streamable HTTP server: every POST /mcp but a
+	// plain tools/call (see plainCall).
+	transport http.Handler
+	answers   sync.Pool // *answerBuffer, for answerCall
 }
 
 // New derives the tools from srv's OpenAPI document and mounts POST /mcp on
@@ -70,6 +76,7 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 	}
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
 	m := &MCP{srv: srv, cfg: cfg, specs: specs, byName: map[string]toolSpec{}}
+	m.answers.New = newAnswerBuffer
 	m.mcp = server.NewMCPServer(serverName, resources.APIVersion,
 		server.WithTitle("Cloud Platform Management API"),
 		server.WithInstructions(instructions),
@@ -98,6 +105,7 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 		server.WithDisableLocalhostProtection(true),
 		server.WithStreamableHTTPLogger(srv.Logger()),
 	)
+	m.transport = h
 	srv.Router().With(m.guard).Post(Path, h.ServeHTTP)
 	return m, nil
 }

@@ -3,13 +3,14 @@ package tools
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"platformapi/api"
 	"platformapi/resources"
@@ -51,48 +52,56 @@ func outerFrom(ctx context.Context) (outerRequest, bool) {
 func (m *MCP) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api.NoteMCP(r.Context(), "", "") // refusals below count as operation mcp too
-		o, err := m.admit(w, r)
+		o, msg, err := m.admit(w, r)
 		if err != nil {
 			m.srv.WriteError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), outerKey{}, o)))
+		r = r.WithContext(context.WithValue(r.Context(), outerKey{}, o))
+		switch {
+		case msg.plainCall(r.Header):
+			m.answerCall(w, r.WithContext(m.withSession(r.Context(), o)), msg.body)
+		case msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0:
+			m.cancelCall(w, r, o, msg.body)
+		default:
+			next.ServeHTTP(w, r)
+		}
 	})
 }
 
 // admit runs the guard's checks in order and returns the facts tool calls
-// need.
-func (m *MCP) admit(w http.ResponseWriter, r *http.Request) (outerRequest, error) {
+// need, and the message read.
+func (m *MCP) admit(w http.ResponseWriter, r *http.Request) (outerRequest, rpcMessage, error) {
 	o := outerRequest{header: w.Header(), remoteAddr: r.RemoteAddr, host: r.Host}
 	if err := m.checkOrigin(r); err != nil {
-		return o, err
+		return o, rpcMessage{}, err
 	}
 	cred, err := m.srv.Authenticator().Authenticate(r.Context(), r.Header.Get("Authorization"), api.ClientAddr(r.RemoteAddr))
 	if err != nil {
-		return o, err
+		return o, rpcMessage{}, err
 	}
 	o.cred = cred
 	if o.toolsets, err = requestedToolsets(r); err != nil {
-		return o, err
+		return o, rpcMessage{}, err
 	}
 	if err := checkContentType(w, r); err != nil {
-		return o, err
+		return o, rpcMessage{}, err
 	}
 	body, err := bufferBody(r)
 	if err != nil {
-		return o, err
+		return o, rpcMessage{}, err
 	}
-	var tool string
-	o.method, tool = rpcNames(body)
-	api.NoteMCP(r.Context(), o.method, tool)
+	msg := readMessage(body)
+	o.method = msg.Method
+	api.NoteMCP(r.Context(), msg.Method, msg.Params.Name)
 	if err := m.srv.ChargeMCP(r.Context(), cred, o.method, w.Header().Set); err != nil {
 		if o.method != api.MCPToolCall {
-			return o, err
+			return o, rpcMessage{}, err
 		}
 		o.refused = err
 		m.srv.ProblemFor(r, err).SetHeaders(w.Header().Set)
 	}
-	return o, nil
+	return o, msg, nil
 }
 
 // requestedToolsets reads ?toolsets= or the X-MCP-Toolsets header
@@ -186,22 +195,4 @@ func bufferBody(r *http.Request) ([]byte, error) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return b, nil
-}
-
-// rpcNames reads the JSON-RPC method of a message and, for tools/call, the
-// tool's name, for the access log; a batch or unreadable body names none.
-func rpcNames(body []byte) (method, tool string) {
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil { // the standard decoder for a client's bytes
-		return "", ""
-	}
-	if msg.Method == api.MCPToolCall {
-		tool = msg.Params.Name
-	}
-	return msg.Method, tool
 }

@@ -1,0 +1,206 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// rpcMessage is what the guard reads of a POST /mcp body: the JSON-RPC
+// envelope and, for tools/call, the tool's name and the request's _meta.
+type rpcMessage struct {
+	body    []byte          // the whole message
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+	Params  struct {
+		Name string          `json:"name"`
+		Meta json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// readMessage reads the envelope of body with the standard decoder (a
+// client's bytes). A batch or an unreadable body yields the zero message:
+// no method, no tool, never a plain call.
+func readMessage(body []byte) rpcMessage {
+	msg := rpcMessage{body: body}
+	if json.Unmarshal(body, &msg) != nil {
+		return rpcMessage{body: body}
+	}
+	if msg.Method != string(mcp.MethodToolsCall) {
+		msg.Params.Name = ""
+	}
+	return msg
+}
+
+// plainCall reports whether msg, sent with header, is a tools/call request
+// of the protocol's legacy era (every version before 2026-07-28): one
+// JSON-RPC 2.0 request with a string or number id, answered in one JSON
+// body. Such a call has nothing for mcp-go's HTTP transport to do beyond
+// parsing and encoding (no session, no stream: the server is stateless), so
+// answerCall serves it. Everything else (initialize, lists, notifications,
+// batches, modern-era requests, unsupported versions, odd ids) goes to
+// mcp-go's transport unchanged.
+func (msg rpcMessage) plainCall(header http.Header) bool {
+	version := header.Get(mcp.HeaderProtocolVersion)
+	if version != "" && (!mcp.IsValidProtocolVersion(version) || mcp.IsModernProtocol(version)) {
+		return false
+	}
+	if len(msg.Params.Meta) > 0 {
+		var meta mcp.Meta
+		if json.Unmarshal(msg.Params.Meta, &meta) != nil || mcp.IsModernProtocol(meta.ProtocolVersion()) {
+			return false
+		}
+	}
+	return msg.JSONRPC == mcp.JSONRPC_VERSION && msg.Method == string(mcp.MethodToolsCall) &&
+		len(msg.Result) == 0 && len(msg.Error) == 0 && plainID(msg.ID)
+}
+
+// plainID reports whether id is a JSON string or number.
+func plainID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	c := id[0]
+	return c == '"' || c == '-' || c >= '0' && c <= '9'
+}
+
+// answerCall answers a plain call (see plainCall) the way mcp-go's
+// stateless streamable HTTP transport does, status 200 and one
+// application/json body, and skips what that transport spends on it: the
+// message parsed three more times, an ephemeral session with its channels
+// and goroutine, and the result encoded by encoding/json as a Marshaler
+// twice over (every byte of the tool's answer scanned three times). The
+// call itself is mcp-go's: MCPServer.HandleMessage finds the tool, decodes
+// the arguments, applies the tool filter and recovery, and builds the
+// JSON-RPC answer; appendCallResult writes it.
+func (m *MCP) answerCall(w http.ResponseWriter, r *http.Request, body []byte) {
+	resp := m.mcp.HandleMessage(r.Context(), body)
+	if resp == nil { // not an answerable request after all: what the transport sends
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	buf := m.answers.Get().(*answerBuffer)
+	defer m.release(buf)
+	if !buf.appendCallResult(resp) {
+		buf.b.Reset()
+		if err := buf.enc.Encode(resp); err != nil {
+			m.srv.WriteError(w, r, fmt.Errorf("encode the answer of a tool call: %w", err))
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.b.Bytes()) // a failed write is a client that left
+}
+
+// answerBuffer is a reusable buffer with the encoder that writes into it.
+type answerBuffer struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxKeptAnswer bounds the buffers kept for reuse: a larger one (a rare
+// answer near the 25,000-token budget, its text escaped) is left to the
+// garbage collector.
+const maxKeptAnswer = 512 << 10
+
+// newAnswerBuffer is the New of MCP.answers.
+func newAnswerBuffer() any {
+	a := &answerBuffer{}
+	a.enc = json.NewEncoder(&a.b)
+	return a
+}
+
+// release empties a and returns it to m.answers unless it grew past
+// maxKeptAnswer.
+func (m *MCP) release(a *answerBuffer) {
+	if a.b.Cap() > maxKeptAnswer {
+		return
+	}
+	a.b.Reset()
+	m.answers.Put(a)
+}
+
+// appendCallResult appends exactly what json.NewEncoder(w).Encode(resp)
+// writes (mcp-go's encoding of a tool's answer, HTML escaping included)
+// when resp has the shape of every successful answer of a tool here: a
+// CallToolResult with text contents and, optionally, raw structured
+// content, nothing else (a tool error's structured content is a decoded
+// problem document, encoded by the standard encoder). It reports false, having appended something
+// partial, for any other shape.
+//
+// The raw structured content is an answer of the API's own router, which
+// encodes compact JSON (api.JSONFormat); it is HTML-escaped as the
+// standard encoder would, not scanned again.
+func (a *answerBuffer) appendCallResult(resp mcp.JSONRPCMessage) bool {
+	r, ok := resp.(mcp.JSONRPCResponse)
+	if !ok {
+		return false
+	}
+	res, ok := r.Result.(*mcp.CallToolResult)
+	if !ok || !plainResult(res) {
+		return false
+	}
+	a.b.WriteString(`{"jsonrpc":`)
+	if a.value(r.JSONRPC) != nil {
+		return false
+	}
+	a.b.WriteString(`,"id":`)
+	if a.value(r.ID.Value()) != nil { // what RequestId.MarshalJSON writes
+		return false
+	}
+	a.b.WriteString(`,"result":{"content":[`)
+	for i, c := range res.Content {
+		t := c.(mcp.TextContent) // plainResult checked
+		if i > 0 {
+			a.b.WriteByte(',')
+		}
+		a.b.WriteString(`{"type":`)
+		_ = a.value(t.Type)
+		a.b.WriteString(`,"text":`)
+		_ = a.value(t.Text)
+		a.b.WriteByte('}')
+	}
+	a.b.WriteByte(']')
+	if res.IsError {
+		a.b.WriteString(`,"isError":true`)
+	}
+	if raw := bytes.TrimSpace(res.RawStructuredContent); len(raw) > 0 {
+		a.b.WriteString(`,"structuredContent":`)
+		json.HTMLEscape(&a.b, raw)
+	}
+	a.b.WriteString("}}\n")
+	return true
+}
+
+// value appends v as encoding/json encodes it.
+func (a *answerBuffer) value(v any) error {
+	if err := a.enc.Encode(v); err != nil {
+		return err
+	}
+	a.b.Truncate(a.b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// plainResult reports whether res has only what appendCallResult writes:
+// text contents without annotations or _meta, raw structured content or
+// none, and no _meta, result type or multi round-trip fields.
+func plainResult(res *mcp.CallToolResult) bool {
+	if res == nil || res.Meta != nil || res.ResultType != "" || len(res.InputRequests) > 0 ||
+		res.RequestState != "" || res.StructuredContent != nil && len(res.RawStructuredContent) == 0 {
+		return false
+	}
+	for _, c := range res.Content {
+		t, ok := c.(mcp.TextContent)
+		if !ok || t.Annotations != nil || t.Meta != nil {
+			return false
+		}
+	}
+	return true
+}
