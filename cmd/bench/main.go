@@ -41,6 +41,7 @@ type config struct {
 	reuse    bool   // keep a bench database an earlier run seeded
 	rounds   int    // times each load runs, the loads taking turns; figures are over all rounds
 	keep     bool   // keep the work directory (the servers' logs)
+	warm     bool   // send one request with each token before its load
 	work     string
 }
 
@@ -71,6 +72,8 @@ func main() {
 	flag.StringVar(&c.profile, "profile", "", "write CPU and allocation profiles of the server per load into this directory")
 	flag.IntVar(&c.rounds, "rounds", 1, "run the loads this many times, taking turns (a slow spell of a "+
 		"shared machine then falls on every load alike); figures are over all rounds")
+	flag.BoolVar(&c.warm, "warm", true, "send one GET /api/v1/whoami with each token before its load, "+
+		"so the load measures steady state rather than each rotated token's first use")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory: the servers' logs, the wrk scripts")
 	flag.BoolVar(&c.reuse, "reuse", false, "reuse the bench database an earlier run seeded (faster; removes what its loads added)")
 	flag.Parse()

@@ -181,19 +181,21 @@ func steps(bare, srv *process, depthCursor string, pool func(string, int) []stri
 		{"bare", load{name: "bare chi+pgx GET /ai/models/{id}", server: bare, script: getScript("/ai/models/", nil),
 			probe: probe{path: "/ai/models/1"}}, 0},
 		{"get", load{name: "platformapi GET /ai/models/{id}", server: srv, script: getScript("/api/v1/ai/models/", get),
-			probe: probe{path: "/api/v1/ai/models/1", token: get[0]}}, 0},
-		{"mcp", load{name: "MCP tools/call get-ai-model", server: srv, script: mcpScript(mcp), probe: mcpProbe(mcp[0])}, 0},
+			probe: probe{path: "/api/v1/ai/models/1", token: get[0]}, tokens: get}, 0},
+		{"mcp", load{name: "MCP tools/call get-ai-model", server: srv, script: mcpScript(mcp), probe: mcpProbe(mcp[0]),
+			tokens: mcp}, 0},
 		{"audit1", load{name: "GET /audit-events page 1", server: srv, script: fixedGetScript(auditQuery, a1),
-			probe: probe{path: auditQuery, token: a1[0]}}, 0},
+			probe: probe{path: auditQuery, token: a1[0]}, tokens: a1}, 0},
 		{"auditdeep", load{name: "GET /audit-events at depth 990,000", server: srv,
 			script: fixedGetScript(auditQuery+"&cursor="+depthCursor, ad),
-			probe:  probe{path: auditQuery + "&cursor=" + depthCursor, token: ad[0]}}, 0},
+			probe:  probe{path: auditQuery + "&cursor=" + depthCursor, token: ad[0]}, tokens: ad}, 0},
 		{"post", load{name: "POST /ai/models (plain)", server: srv, script: postScript(post, false, "p"+run),
-			probe: postProbe(post[0], "", "p"+run)}, 0},
+			probe: postProbe(post[0], "", "p"+run), tokens: post}, 0},
 		{"keyed", load{name: "POST /ai/models (Idempotency-Key)", server: srv, script: postScript(keyed, true, "k"+run),
-			probe: postProbe(keyed[0], "k"+run+"-probe", "k"+run)}, 0},
+			probe: postProbe(keyed[0], "k"+run+"-probe", "k"+run), tokens: keyed}, 0},
 		{"rss", load{name: "platformapi GET /ai/models/{id}, 64 connections", server: srv, conns: 64,
-			script: getScript("/api/v1/ai/models/", rss), probe: probe{path: "/api/v1/ai/models/1", token: rss[0]}},
+			script: getScript("/api/v1/ai/models/", rss), probe: probe{path: "/api/v1/ai/models/1", token: rss[0]},
+			tokens: rss},
 			srv.cmd.Process.Pid},
 	}
 }
@@ -206,6 +208,13 @@ func runStep(ctx context.Context, c config, r *report, s step) error {
 		log.Printf("load %s not run: %v", s.l.name, err)
 		r.add(s.key, s.l.name, result{failed: err.Error()})
 		return nil
+	}
+	if c.warm {
+		if err := warm(ctx, s.l.server.url, s.l.tokens); err != nil {
+			log.Printf("load %s not run: %v", s.l.name, err)
+			r.add(s.key, s.l.name, result{failed: err.Error()})
+			return nil
+		}
 	}
 	log.Printf("load: %s", s.l.name)
 	before, _ := serverStatuses(ctx, s.l.server)

@@ -84,8 +84,9 @@ func (r *report) print(w io.Writer) {
 	r.loadAvg = append(r.loadAvg, loadAvg())
 	fmt.Fprintf(w, "## Run of %s\n\n", r.started.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "Machine: %s. wrk -t%d -c%d, %v per load, %d round(s) taking turns; Redis: %v; "+
-		"access log: %s; load average before/after: %s.\n\n", r.machine, r.cfg.threads, r.cfg.conns,
-		r.cfg.duration, max(1, r.cfg.rounds), r.redis, r.cfg.accessLog(), strings.Join(r.loadAvg, " / "))
+		"tokens warmed first: %v; access log: %s; load average before/after: %s.\n\n", r.machine,
+		r.cfg.threads, r.cfg.conns, r.cfg.duration, max(1, r.cfg.rounds), r.redis, r.cfg.warm,
+		r.cfg.accessLog(), strings.Join(r.loadAvg, " / "))
 	if r.cfg.profile != "" {
 		fmt.Fprintf(w, "Profiled (CPU and allocations into %s): figures a little low.\n\n", r.cfg.profile)
 	}

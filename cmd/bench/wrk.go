@@ -20,7 +20,8 @@ type load struct {
 	server *process // the server loaded
 	script string   // Lua defining request()
 	conns  int
-	probe  probe // one request like the load's, checked first
+	probe  probe    // one request like the load's, checked first
+	tokens []string // the tokens the load rotates (none: the bare handler)
 }
 
 // result is what wrk measured.
