@@ -25,8 +25,7 @@ type Authenticator struct {
 	now      func() time.Time
 	logger   *slog.Logger
 	cache    *CredentialCache // nil: every request reads PostgreSQL
-	mu       sync.Mutex
-	touched  map[int64]time.Time // token id → last recorded use
+	touches  touchLog
 	failures *failureLimit
 }
 
@@ -39,8 +38,8 @@ func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now 
 	if failures == nil {
 		failures = NewLocalLimiter(AuthFailuresPerMinute, now)
 	}
-	return &Authenticator{pepper: pepper, creds: creds, now: now, logger: logger, touched: map[int64]time.Time{},
-		failures: newFailureLimit(failures, now)}
+	return &Authenticator{pepper: pepper, creds: creds, now: now, logger: logger,
+		touches: touchLog{at: map[int64]time.Time{}}, failures: newFailureLimit(failures, now)}
 }
 
 // Authenticate checks the bearer token in header for a client at addr. It
@@ -104,17 +103,7 @@ func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*resources.Cre
 // last_used_at is kept without a write per request.
 func (a *Authenticator) touch(ctx context.Context, cred *resources.Credential, now time.Time) {
 	id := cred.Token.ID
-	a.mu.Lock()
-	last, seen := a.touched[id]
-	if !seen && cred.Token.LastUsedAt != nil {
-		last, seen = *cred.Token.LastUsedAt, true
-	}
-	fresh := seen && now.Sub(last) < touchInterval
-	if !fresh {
-		a.touched[id] = now
-	}
-	a.mu.Unlock()
-	if fresh {
+	if !a.touches.due(id, cred.Token.LastUsedAt, now) {
 		return
 	}
 	// Not cut short by a client hanging up, but never holding a request long.
@@ -123,4 +112,40 @@ func (a *Authenticator) touch(ctx context.Context, cred *resources.Credential, n
 	if err := a.creds.TouchToken(tctx, id, now); err != nil {
 		loggerFrom(ctx, a.logger).Warn("recording token use failed", "token_id", id, "error", err)
 	}
+}
+
+// touchLog remembers when each token's last use was written, so that it is
+// written at most once per touchInterval. Entries older than touchInterval
+// say nothing more than an absent one (the use is due either way) and are
+// dropped once per interval: the log holds the tokens used lately, not
+// every token the process has seen.
+type touchLog struct {
+	mu    sync.Mutex
+	at    map[int64]time.Time // token id → last recorded use
+	swept time.Time
+}
+
+// due reports whether a use of token id at now must be written, and if so
+// records it as written. last is the use the token's record holds (nil:
+// none).
+func (l *touchLog) due(id int64, last *time.Time, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.swept) >= touchInterval {
+		for k, t := range l.at {
+			if now.Sub(t) >= touchInterval {
+				delete(l.at, k)
+			}
+		}
+		l.swept = now
+	}
+	prev, seen := l.at[id]
+	if !seen && last != nil {
+		prev, seen = *last, true
+	}
+	if seen && now.Sub(prev) < touchInterval {
+		return false
+	}
+	l.at[id] = now
+	return true
 }

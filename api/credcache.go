@@ -31,6 +31,7 @@ type CredentialCache struct {
 	mu      sync.Mutex
 	gen     uint64 // bumped by every invalidation; a load older than it is not kept
 	entries map[string]credentialEntry
+	swept   time.Time // when stale entries were last dropped
 	metrics cacheMetrics
 }
 
@@ -83,12 +84,19 @@ func (c *CredentialCache) generation() uint64 {
 	return c.gen
 }
 
-// put caches cred under hash, loaded at generation gen.
+// put caches cred under hash, loaded at generation gen. At most once per
+// re-check interval it first drops the stale entries, so the cache holds
+// about the credentials used within the last interval rather than every
+// token seen since the cap was last reached.
 func (c *CredentialCache) put(hash string, cred *resources.Credential, gen uint64, loaded time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {
 		return
+	}
+	if now := c.now(); now.Sub(c.swept) >= c.recheck {
+		c.dropStaleLocked(now) // a stale entry is never served: it only holds memory
+		c.swept = now
 	}
 	if len(c.entries) >= maxCachedCredentials {
 		c.evictLocked()
@@ -100,14 +108,18 @@ func (c *CredentialCache) put(hash string, cred *resources.Credential, gen uint6
 
 // evictLocked drops stale entries, or all of them when none is stale.
 func (c *CredentialCache) evictLocked() {
-	now := c.now()
+	c.dropStaleLocked(c.now())
+	if len(c.entries) >= maxCachedCredentials {
+		clear(c.entries)
+	}
+}
+
+// dropStaleLocked drops the entries older than the re-check interval.
+func (c *CredentialCache) dropStaleLocked(now time.Time) {
 	for k, e := range c.entries {
 		if now.Sub(e.loaded) >= c.recheck {
 			delete(c.entries, k)
 		}
-	}
-	if len(c.entries) >= maxCachedCredentials {
-		clear(c.entries)
 	}
 }
 

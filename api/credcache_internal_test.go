@@ -54,3 +54,56 @@ func TestCredentialCache_Changed_DropsOnlyWhatItTouches(t *testing.T) {
 		})
 	}
 }
+
+// Stale entries are dropped once per re-check interval, not only when the
+// cache is full: it holds about the tokens used within the last interval.
+func TestCredentialCache_StaleEntriesDroppedEachInterval(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	c := NewCredentialCache(30*time.Second, func() time.Time { return now }, nil)
+	for _, h := range []string{"a", "b"} {
+		c.put(h, &resources.Credential{}, c.generation(), now)
+	}
+	now = now.Add(30 * time.Second)
+	c.put("c", &resources.Credential{}, c.generation(), now)
+	if got := len(c.entries); got != 1 {
+		t.Fatalf("%d entries after an interval, want 1 (the fresh one)", got)
+	}
+	now = now.Add(10 * time.Second)
+	c.put("d", &resources.Credential{}, c.generation(), now) // within the interval: no sweep
+	if _, ok := c.get("c"); !ok || len(c.entries) != 2 {
+		t.Fatalf("entries within the interval: %d, c kept %v", len(c.entries), ok)
+	}
+}
+
+// A token's use is written at most once per touchInterval; entries older
+// than that are forgotten, and the token's own record still counts.
+func TestTouchLog_OncePerInterval_ForgetsOldTokens(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	recent := t0.Add(-time.Second)
+	var l touchLog
+	l.at = map[int64]time.Time{}
+	steps := []struct {
+		id   int64
+		last *time.Time
+		at   time.Time
+		want bool
+	}{
+		{1, nil, t0, true},
+		{1, nil, t0.Add(time.Second), false},
+		{2, &recent, t0, false}, // its record says it was just written
+		{2, nil, t0.Add(2 * time.Second), true},
+		{3, nil, t0.Add(touchInterval + time.Second), true}, // sweeps 1, not 2
+		{1, nil, t0.Add(touchInterval + 2*time.Second), true},
+		{2, nil, t0.Add(touchInterval + time.Second), false},
+	}
+	for i, s := range steps {
+		if got := l.due(s.id, s.last, s.at); got != s.want {
+			t.Fatalf("step %d (token %d at %v): due %v, want %v", i, s.id, s.at, got, s.want)
+		}
+		if i == 4 {
+			if _, kept := l.at[1]; kept || len(l.at) != 2 {
+				t.Fatalf("after the sweep: %v", l.at)
+			}
+		}
+	}
+}
