@@ -37,8 +37,9 @@ func TestPlainCall_AnswersWhatTheTransportAnswers(t *testing.T) {
 	mountTransportOnly(e)
 	tok := populate(t, e)
 	auth := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}
-	if r := e.do(http.MethodPost, api.Prefix+"/customers", auth, `{"short_name":"LSEP","long_name":"Line\u2028Sep",`+
-		`"vcs_group":"lsep","primary_contact_email":"a@lsep.example","primary_contact_name":"Al"}`); r.status != 201 {
+	customer := `{"short_name":"LSEP","long_name":"Line\u2028Sep","vcs_group":"lsep",` +
+		`"primary_contact_email":"a@lsep.example","primary_contact_name":"Al"}`
+	if r := e.do(http.MethodPost, api.Prefix+"/customers", auth, customer); r.status != 201 {
 		t.Fatalf("create a customer: %d %s", r.status, r.body)
 	}
 	call := func(id, name, args string) string {
@@ -46,16 +47,17 @@ func TestPlainCall_AnswersWhatTheTransportAnswers(t *testing.T) {
 			`","arguments":` + args + `}}`
 	}
 	cases := map[string]string{
-		"escaped characters":  call("1", "get-customer", `{"customer_id":"1"}`),
-		"line separator":      call("2", "get-customer", `{"customer_id":"2"}`),
-		"projected list":      call("3", "list-customers", `{"fields":"short_name,notes","limit":5}`),
-		"model with caches":   call("4", "get-ai-model", `{"model_id":"1"}`),
-		"tool error":          call("5", "get-customer", `{"customer_id":"999"}`),
-		"bad argument":        call("6", "get-customer", `{"customer_id":"x"}`),
-		"unknown tool":        call("7", "no-such-tool", `{}`),
-		"string id":           call(`"call-8"`, "whoami", `{}`),
-		"large id":            call("12345678901234567890", "whoami", `{}`),
-		"progress token meta": `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"whoami","_meta":{"progressToken":"p"}}}`,
+		"escaped characters": call("1", "get-customer", `{"customer_id":"1"}`),
+		"line separator":     call("2", "get-customer", `{"customer_id":"2"}`),
+		"projected list":     call("3", "list-customers", `{"fields":"short_name,notes","limit":5}`),
+		"model with caches":  call("4", "get-ai-model", `{"model_id":"1"}`),
+		"tool error":         call("5", "get-customer", `{"customer_id":"999"}`),
+		"bad argument":       call("6", "get-customer", `{"customer_id":"x"}`),
+		"unknown tool":       call("7", "no-such-tool", `{}`),
+		"string id":          call(`"call-8"`, "whoami", `{}`),
+		"large id":           call("12345678901234567890", "whoami", `{}`),
+		"progress token meta": `{"jsonrpc":"2.0","id":9,"method":"tools/call",` +
+			`"params":{"name":"whoami","_meta":{"progressToken":"p"}}}`,
 	}
 	headers := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json",
 		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
@@ -65,7 +67,8 @@ func TestPlainCall_AnswersWhatTheTransportAnswers(t *testing.T) {
 			if !readMessage([]byte(body)).plainCall(http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}) {
 				t.Fatal("not a plain call: answerCall would not answer it")
 			}
-			got, want := e.do(http.MethodPost, Path, headers, body), e.do(http.MethodPost, transportPath, headers, body)
+			got := e.do(http.MethodPost, Path, headers, body)
+			want := e.do(http.MethodPost, transportPath, headers, body)
 			type answer struct {
 				Status      int
 				ContentType string
@@ -84,24 +87,27 @@ func TestPlainCall_AnswersWhatTheTransportAnswers(t *testing.T) {
 // goes to mcp-go's transport.
 func TestPlainCall_OnlyLegacyToolCallRequests(t *testing.T) {
 	const params = `"params":{"name":"whoami"}`
+	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call",` + params + `}`
 	cases := []struct {
 		name, version, body string
 		want                bool
 	}{
-		{"no version header", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call",` + params + `}`, true},
+		{"no version header", "", call, true},
 		{"legacy version", "2025-06-18", `{"jsonrpc":"2.0","id":"a","method":"tools/call",` + params + `}`, true},
 		{"negative id", "2025-11-25", `{"jsonrpc":"2.0","id":-1,"method":"tools/call",` + params + `}`, true},
-		{"modern version header", "2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/call",` + params + `}`, false},
-		{"unsupported version", "1999-01-01", `{"jsonrpc":"2.0","id":1,"method":"tools/call",` + params + `}`, false},
+		{"modern version header", "2026-07-28", call, false},
+		{"unsupported version", "1999-01-01", call, false},
 		{"modern version in _meta", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami",` +
 			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
-		{"unreadable _meta", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","_meta":7}}`, false},
+		{"unreadable _meta", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call",` +
+			`"params":{"name":"whoami","_meta":7}}`, false},
 		{"other method", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, false},
 		{"notification", "", `{"jsonrpc":"2.0","method":"tools/call",` + params + `}`, false},
 		{"null id", "", `{"jsonrpc":"2.0","id":null,"method":"tools/call",` + params + `}`, false},
 		{"object id", "", `{"jsonrpc":"2.0","id":{},"method":"tools/call",` + params + `}`, false},
 		{"wrong jsonrpc", "", `{"jsonrpc":"1.0","id":1,"method":"tools/call",` + params + `}`, false},
-		{"carries a result", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","result":{},` + params + `}`, false},
+		{"carries a result", "", `{"jsonrpc":"2.0","id":1,"method":"tools/call","result":{},` + params + `}`,
+			false},
 		{"batch", "", `[{"jsonrpc":"2.0","id":1,"method":"tools/call",` + params + `}]`, false},
 		{"not JSON", "", `{"jsonrpc":`, false},
 	}

@@ -48,7 +48,9 @@ func outerFrom(ctx context.Context) (outerRequest, bool) {
 // larger than maxBodyBytes (413), each as a problem document; then it
 // charges the POST (a tool call's two units, any other message's one; a
 // refused tools/call becomes a tool error, any other refused message a 429
-// problem).
+// problem). A plain tools/call is then answered by answerCall, a
+// notifications/cancelled by cancelCall, any other message by next (mcp-go's
+// transport).
 func (m *MCP) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api.NoteMCP(r.Context(), "", "") // refusals below count as operation mcp too
