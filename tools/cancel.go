@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"strconv"
 
@@ -18,8 +19,10 @@ import (
 type tokenSession struct{ id string }
 
 // sessionFor is the session of the calls and cancellations of o's token.
-func sessionFor(o outerRequest) tokenSession {
-	return tokenSession{id: "token-" + strconv.FormatInt(o.cred.Token.ID, 10)}
+// Its id starts with the process's random sessionPrefix, so a client cannot
+// name it in an Mcp-Session-Id header of a message the transport serves.
+func (m *MCP) sessionFor(o outerRequest) tokenSession {
+	return tokenSession{id: m.sessionPrefix + strconv.FormatInt(o.cred.Token.ID, 10)}
 }
 
 // Initialize implements server.ClientSession; nothing to do.
@@ -37,7 +40,7 @@ func (s tokenSession) SessionID() string { return s.id }
 
 // withSession is ctx carrying o's token session for mcp-go.
 func (m *MCP) withSession(ctx context.Context, o outerRequest) context.Context {
-	return m.mcp.WithContext(ctx, sessionFor(o))
+	return m.mcp.WithContext(ctx, m.sessionFor(o))
 }
 
 // cancelCall hands a notifications/cancelled to mcp-go under the sender's
@@ -48,4 +51,17 @@ func (m *MCP) withSession(ctx context.Context, o outerRequest) context.Context {
 func (m *MCP) cancelCall(w http.ResponseWriter, r *http.Request, o outerRequest, body []byte) {
 	_ = m.mcp.HandleMessage(m.withSession(r.Context(), o), body) // a notification has no answer
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// isCancellation reports whether msg is a notifications/cancelled: that
+// method without an id, or with a null one (mcp-go takes both for a
+// notification).
+func (msg rpcMessage) isCancellation() bool {
+	return msg.Method == string(mcp.MethodNotificationCancelled) &&
+		(len(msg.ID) == 0 || string(msg.ID) == "null")
+}
+
+// newSessionPrefix is a random prefix for the token sessions of one process.
+func newSessionPrefix() string {
+	return "token-" + rand.Text()[:16] + "-"
 }

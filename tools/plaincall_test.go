@@ -3,12 +3,14 @@ package tools
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api"
+	"platformapi/resources"
 )
 
 // transportPath serves POST /mcp's guard followed by mcp-go's transport
@@ -150,11 +152,15 @@ func TestMCP_CancelledNotification_OnlyTheSendersOwnCall(t *testing.T) {
 				case <-time.After(5 * time.Millisecond):
 				}
 			}
-			for _, version := range []string{"2025-11-25", ""} {
-				note := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`
+			// With and without a version, a null id, and the session id the
+			// caller's plain calls run under (a transport-served notification
+			// would be keyed by it).
+			victim := e.mcp.sessionFor(outerRequest{cred: callerOf(t, e, tok)}).SessionID()
+			for _, n := range []struct{ version, id string }{{"2025-11-25", ""}, {"", ""}, {"", `"id":null,`}} {
+				note := `{"jsonrpc":"2.0",` + n.id + `"method":"notifications/cancelled","params":{"requestId":1}}`
 				r := e.do(http.MethodPost, Path, map[string]string{"Authorization": "Bearer " + c.sender,
 					"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-					"MCP-Protocol-Version": version}, note)
+					"MCP-Protocol-Version": n.version, "Mcp-Session-Id": victim}, note)
 				if r.status != http.StatusAccepted {
 					t.Fatalf("notifications/cancelled: %d %s", r.status, r.body)
 				}
@@ -172,4 +178,14 @@ func TestMCP_CancelledNotification_OnlyTheSendersOwnCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callerOf authenticates tok as the guard does.
+func callerOf(t *testing.T, e *env, tok string) *resources.Credential {
+	t.Helper()
+	cred, err := e.srv.Authenticator().Authenticate(t.Context(), "Bearer "+tok, netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cred
 }

@@ -63,6 +63,8 @@ type MCP struct {
 	// plain tools/call (see plainCall).
 	transport http.Handler
 	answers   sync.Pool // *answerBuffer, for answerCall
+	// sessionPrefix starts the id of every token session (see sessionFor).
+	sessionPrefix string
 }
 
 // New derives the tools from srv's OpenAPI document and mounts POST /mcp on
@@ -76,7 +78,7 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 	}
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
 	m := &MCP{srv: srv, cfg: cfg, specs: specs, byName: map[string]toolSpec{}}
-	m.answers.New = newAnswerBuffer
+	m.answers.New, m.sessionPrefix = newAnswerBuffer, newSessionPrefix()
 	m.mcp = server.NewMCPServer(serverName, resources.APIVersion,
 		server.WithTitle("Cloud Platform Management API"),
 		server.WithInstructions(instructions),

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"platformapi/api"
 	"platformapi/resources"
 )
@@ -63,7 +61,7 @@ func (m *MCP) guard(next http.Handler) http.Handler {
 		switch {
 		case msg.plainCall(r.Header):
 			m.answerCall(w, r.WithContext(m.withSession(r.Context(), o)), msg.body)
-		case msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0:
+		case msg.isCancellation():
 			m.cancelCall(w, r, o, msg.body)
 		default:
 			next.ServeHTTP(w, r)
