@@ -44,12 +44,12 @@ func (m *MCP) withSession(ctx context.Context, o outerRequest) context.Context {
 }
 
 // cancelCall hands a notifications/cancelled to mcp-go under the sender's
-// token session and accepts it (202, as the transport answers a
+// token session (r's context carries it, see withSession) and accepts it (202, as the transport answers a
 // notification). Only a plain call of the same token with that request id
 // is cancelled; a call served by the transport never is (a client cancels
 // it by hanging up).
-func (m *MCP) cancelCall(w http.ResponseWriter, r *http.Request, o outerRequest, body []byte) {
-	_ = m.mcp.HandleMessage(m.withSession(r.Context(), o), body) // a notification has no answer
+func (m *MCP) cancelCall(w http.ResponseWriter, r *http.Request, body []byte) {
+	_ = m.mcp.HandleMessage(r.Context(), body) // a notification has no answer
 	w.WriteHeader(http.StatusAccepted)
 }
 

@@ -49,17 +49,17 @@ func TestPlainCall_AnswersWhatTheTransportAnswers(t *testing.T) {
 			`","arguments":` + args + `}}`
 	}
 	cases := map[string]string{
-		"escaped characters":      call("1", "get-customer", `{"customer_id":"1"}`),
-		"line separator":          call("2", "get-customer", `{"customer_id":"2"}`),
-		"projected list":          call("3", "list-customers", `{"fields":"short_name,notes","limit":5}`),
-		"model with caches":       call("4", "get-ai-model", `{"model_id":"1"}`),
-		"tool error":              call("5", "get-customer", `{"customer_id":"999"}`),
-		"bad argument":            call("6", "get-customer", `{"customer_id":"x"}`),
-		"unknown tool":            call("7", "no-such-tool", `{}`),
-		"string id":               call(`"call-8"`, "whoami", `{}`),
-		"large id":                call("12345678901234567890", "whoami", `{}`),
-		"overflowing id":          call("1e400", "whoami", `{}`),
-		"arguments not an object": call("10", "get-customer", `"x"`),
+		"escaped characters":                 call("1", "get-customer", `{"customer_id":"1"}`),
+		"line separator, escaped by the API": call("2", "get-customer", `{"customer_id":"2"}`),
+		"projected list":                     call("3", "list-customers", `{"fields":"short_name,notes","limit":5}`),
+		"model with caches":                  call("4", "get-ai-model", `{"model_id":"1"}`),
+		"tool error":                         call("5", "get-customer", `{"customer_id":"999"}`),
+		"bad argument":                       call("6", "get-customer", `{"customer_id":"x"}`),
+		"unknown tool":                       call("7", "no-such-tool", `{}`),
+		"string id":                          call(`"call-8"`, "whoami", `{}`),
+		"large id":                           call("12345678901234567890", "whoami", `{}`),
+		"overflowing id":                     call("1e400", "whoami", `{}`),
+		"arguments not an object":            call("10", "get-customer", `"x"`),
 		"progress token meta": `{"jsonrpc":"2.0","id":9,"method":"tools/call",` +
 			`"params":{"name":"whoami","_meta":{"progressToken":"p"}}}`,
 	}

@@ -57,14 +57,14 @@ func (m *MCP) guard(next http.Handler) http.Handler {
 			m.srv.WriteError(w, r, err)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), outerKey{}, o))
+		ctx := context.WithValue(r.Context(), outerKey{}, o)
 		switch {
 		case msg.plainCall(r.Header):
-			m.answerCall(w, r.WithContext(m.withSession(r.Context(), o)), msg.body)
+			m.answerCall(w, r.WithContext(m.withSession(ctx, o)), msg.body)
 		case msg.isCancellation():
-			m.cancelCall(w, r, o, msg.body)
+			m.cancelCall(w, r.WithContext(m.withSession(ctx, o)), msg.body)
 		default:
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(ctx))
 		}
 	})
 }
