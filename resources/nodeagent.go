@@ -1,0 +1,135 @@
+package resources
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"path"
+	"strings"
+)
+
+// Node agent problem and operation-error codes.
+const (
+	// CodeNodeAgentUnreachable ends a cache operation whose node agent could
+	// not be reached (network, timeout, 5xx, a refused node key) through
+	// every retry.
+	CodeNodeAgentUnreachable = "node_agent_unreachable"
+	// CodeChecksumMismatch ends a copy whose copied file's sha256 differs
+	// from the central copy's manifest: nothing became ready.
+	CodeChecksumMismatch = "checksum_mismatch"
+	// CodeInsufficientDisk ends a copy (before its first byte) whose bytes
+	// do not fit in what the node's cache may still use.
+	CodeInsufficientDisk = "insufficient_disk"
+	// CodeNodeAgentNotEnrolled (409) refuses a cache write on a node that
+	// has no agent_url in the inventory or no node key.
+	CodeNodeAgentNotEnrolled = "node_agent_not_enrolled"
+	// CodeCentralCopyInvalid ends a copy whose central copy cannot be used:
+	// no SHA256SUMS manifest, a malformed one, or a listed file missing.
+	CodeCentralCopyInvalid = "central_copy_invalid"
+)
+
+// NodeCacheMissing is the status of a cache the database knew as ready
+// that its node's agent no longer reports (deleted by hand, disk replaced).
+const NodeCacheMissing = "missing"
+
+// States of a cache as a node agent reports it.
+const (
+	AgentCacheCopying = "copying" // queued or copying (bytes_done tells which)
+	AgentCacheReady   = "ready"   // every file verified and published
+	AgentCacheFailed  = "failed"  // the copy stopped; Error says why
+)
+
+// CentralManifestName is the manifest of a central copy: the output of
+// `sha256sum` over its files (`<hex>  <relative path>` per line), written
+// when the weights arrive in the central store. A node agent copies only
+// the files it lists and checks each against it.
+const CentralManifestName = "SHA256SUMS"
+
+// AgentFile is one verified file of a cache.
+type AgentFile struct {
+	Path      string `json:"path"` // relative to the cache directory, '/'-separated
+	SizeBytes int64  `json:"size_bytes"`
+	SHA256    string `json:"sha256"` // lower-case hex
+}
+
+// AgentCache is one cache as its node agent reports it.
+type AgentCache struct {
+	Repo       string          `json:"repo"`
+	State      string          `json:"state"` // AgentCacheCopying, AgentCacheReady or AgentCacheFailed
+	Path       string          `json:"path"`  // the cache directory on the node: <cache-root>/org/name
+	BytesDone  int64           `json:"bytes_done"`
+	BytesTotal int64           `json:"bytes_total"`
+	Files      []AgentFile     `json:"files"`           // files verified so far (all of them when ready)
+	Error      *OperationError `json:"error,omitempty"` // why a failed copy stopped
+}
+
+// AgentFS is the cache file system of a node.
+type AgentFS struct {
+	TotalBytes int64 `json:"total_bytes"`
+	FreeBytes  int64 `json:"free_bytes"` // available to the agent's user
+}
+
+// AgentReport is a node agent's whole answer: its file system, its limit
+// and every cache it holds or is copying.
+type AgentReport struct {
+	FS            AgentFS      `json:"fs"`
+	MaxCacheBytes *int64       `json:"max_cache_bytes"` // --max-cache-bytes; nil: no cap
+	UsedBytes     int64        `json:"used_bytes"`      // bytes under the cache root
+	Caches        []AgentCache `json:"caches"`
+}
+
+// AgentEndpoint is how to reach one node's agent: its URL from the
+// inventory and its node key.
+type AgentEndpoint struct {
+	Hostname string
+	URL      string
+	Key      string
+}
+
+// ErrNodeAgentUnreachable wraps every failure to get an answer from a node
+// agent: network, timeout, a 5xx, a refused node key, an answer the client
+// does not understand. Refusals the agent explains come back as *Error
+// with the agent's code instead.
+var ErrNodeAgentUnreachable = errors.New("node agent unreachable")
+
+// NodeAgentClient speaks the node agent's protocol. Copy starts (or joins,
+// or resumes) the copy of repo from source (a path relative to the agent's
+// store root) and answers the cache's state; a copy that cannot start
+// answers *Error (CodeInsufficientDisk with the bytes in its detail,
+// CodeCentralCopyInvalid, …). Cache answers nil when the agent holds
+// nothing of repo. Remove deletes the cache (and stops its copy); removing
+// what is not there succeeds.
+type NodeAgentClient interface {
+	Report(ctx context.Context, ep AgentEndpoint) (AgentReport, error)
+	Copy(ctx context.Context, ep AgentEndpoint, repo, source string) (AgentCache, error)
+	Cache(ctx context.Context, ep AgentEndpoint, repo string) (*AgentCache, error)
+	Remove(ctx context.Context, ep AgentEndpoint, repo string) error
+}
+
+// NodeKeyPrefix starts every node key.
+const NodeKeyPrefix = "pnk_"
+
+// DeriveNodeKey is the node key of hostname for one enrolment: an HMAC
+// under the server's token pepper of the hostname and the enrolment's
+// random nonce. The database keeps only the nonce, so neither a dump nor a
+// log holds a key; rotating draws a new nonce.
+func DeriveNodeKey(p Pepper, hostname string, nonce []byte) string {
+	m := hmac.New(sha256.New, p)
+	m.Write([]byte("platformapi node key v1\x00" + hostname + "\x00"))
+	m.Write(nonce)
+	return NodeKeyPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// AgentSource is the store-relative path of a model's central copy: its
+// nas_path without the leading '/'. A path that is empty, holds '..' or a
+// backslash, or is not clean is refused.
+func AgentSource(nasPath string) (string, error) {
+	rel := strings.TrimPrefix(nasPath, "/")
+	if rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "\\") || path.Clean(rel) != rel ||
+		rel == ".." || strings.HasPrefix(rel, "../") || strings.Contains(rel, "/../") {
+		return "", Errorf(KindConflict, CodeCentralCopyInvalid, "the central copy's path %q is not a clean relative path", nasPath)
+	}
+	return rel, nil
+}
