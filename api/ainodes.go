@@ -35,6 +35,9 @@ type AINode struct {
 	ParentHost          *string               `json:"parent_host" nullable:"true" doc:"Host of a virtual node"`
 	VMID                *int                  `json:"vmid" nullable:"true" doc:"VM id on parent_host"`
 	Services            []string              `json:"services" doc:"Other user-facing services the node hosts"`
+	AgentURL            *string               `json:"agent_url" nullable:"true" doc:"Base URL of the node's agent (inventory); null: no agent, no copies"`
+	CacheFSTotalBytes   *int64                `json:"cache_fs_total_bytes" nullable:"true" doc:"Live from the node agent: size of the model cache's file system"`
+	CacheFSFreeBytes    *int64                `json:"cache_fs_free_bytes" nullable:"true" doc:"Live from the node agent: bytes free there; null when the agent cannot be reached"`
 	Cluster             Nullable[NodeCluster] `json:"cluster" doc:"Live"`
 	CollectorStale      *bool                 `json:"collector_stale" nullable:"true" doc:"Live: the metrics collector has been silent for more than 30 seconds"`
 	CPUUtilPct          *float64              `json:"cpu_util_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live: last minute"`
@@ -116,7 +119,8 @@ func (s *Server) registerAINodes() {
 }
 
 func (s *Server) listAINodes(ctx context.Context, in *ListAINodesInput) (*AINodeListOutput, error) {
-	snap, reachable := s.nodeSnapshot(ctx)
+	live := s.nodeLive(ctx, nil)
+	snap, reachable := live.snap, live.reachable
 	f := resources.AINodeFilter{Site: in.Site, GPUClass: in.GPUClass}
 	if in.Status != "" {
 		f.Hostnames = hostsWithStatus(snap, in.Status)
@@ -132,7 +136,7 @@ func (s *Server) listAINodes(ctx context.Context, in *ListAINodesInput) (*AINode
 		func(q resources.PageQuery) (resources.Page[resources.AINode], error) {
 			return s.svc.AINodes.ListAINodes(ctx, f, q)
 		},
-		func(n resources.AINode) AINode { return aiNodeView(n, snap) })
+		func(n resources.AINode) AINode { return aiNodeView(n, live) })
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +149,29 @@ func (s *Server) getAINode(ctx context.Context, in *AINodeInput) (*AINodeOutput,
 	if err != nil {
 		return nil, err
 	}
-	snap, _ := s.nodeSnapshot(ctx)
-	return &AINodeOutput{Body: aiNodeView(*n, snap)}, nil
+	return &AINodeOutput{Body: aiNodeView(*n, s.nodeLive(ctx, []string{n.Hostname}))}, nil
+}
+
+// nodeLiveValues are the live values of the AI nodes: monitoring's snapshot
+// and the node agents' reports, read at once.
+type nodeLiveValues struct {
+	snap      resources.NodeSnapshot
+	reachable bool
+	agents    map[string]resources.AgentReport
+}
+
+// nodeLive reads monitoring and the agents of hostnames (nil: every
+// enrolled node) side by side, each bounded by resources.MonitoringTimeout.
+func (s *Server) nodeLive(ctx context.Context, hostnames []string) nodeLiveValues {
+	var v nodeLiveValues
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v.agents = s.svc.NodeAgents.Reports(ctx, hostnames)
+	}()
+	v.snap, v.reachable = s.nodeSnapshot(ctx)
+	<-done
+	return v
 }
 
 // nodeSnapshot reads monitoring once, bounded by resources.MonitoringTimeout;
@@ -176,11 +201,14 @@ func hostsWithStatus(snap resources.NodeSnapshot, status string) []string {
 
 // aiNodeView joins a roster node with its live values, when monitoring has
 // any for it.
-func aiNodeView(n resources.AINode, snap resources.NodeSnapshot) AINode {
+func aiNodeView(n resources.AINode, lv nodeLiveValues) AINode {
 	v := AINode{Hostname: n.Hostname, IsVirtual: n.IsVirtual, GPUClass: n.GPUClass, MgmtIP: n.MgmtIP, Site: n.Site,
 		SpecsSummary: n.SpecsSummary, ParentHost: n.ParentHost, VMID: n.VMID, Services: nonNil(n.Services),
-		Cluster: NullOf[NodeCluster](nil)}
-	live, ok := snap[n.Hostname]
+		AgentURL: n.AgentURL, Cluster: NullOf[NodeCluster](nil)}
+	if rep, ok := lv.agents[n.Hostname]; ok {
+		v.CacheFSTotalBytes, v.CacheFSFreeBytes = &rep.FS.TotalBytes, &rep.FS.FreeBytes
+	}
+	live, ok := lv.snap[n.Hostname]
 	if !ok {
 		return v
 	}

@@ -11,7 +11,8 @@ import (
 var catalogueID = regexp.MustCompile(`^[1-9][0-9]{0,17}$`)
 
 // hostsWithModel lists the nodes that serve the model live (per the
-// snapshot) or hold a node cache of it (copying, ready or removing). model
+// snapshot) or hold a node cache of it (copying, ready or removing; not one
+// their agent no longer reports). model
 // is a catalogue id (an unknown one is 404 ai_model_not_found) or a repo
 // (matched exactly; it need not be in the catalogue to be served).
 func (s *Server) hostsWithModel(ctx context.Context, snap resources.NodeSnapshot, model string) ([]string, error) {
@@ -36,7 +37,7 @@ func (s *Server) hostsWithModel(ctx context.Context, snap resources.NodeSnapshot
 			return nil, err
 		}
 		for _, c := range pg.Items {
-			if c.ModelRepo == repo && !slices.Contains(hosts, c.Hostname) {
+			if c.ModelRepo == repo && c.Status != resources.NodeCacheMissing && !slices.Contains(hosts, c.Hostname) {
 				hosts = append(hosts, c.Hostname)
 			}
 		}

@@ -15,8 +15,8 @@ type NodeCache struct {
 	Hostname  string    `json:"hostname" example:"gpu-fra1-01"`
 	ModelID   string    `json:"model_id" example:"3"`
 	ModelRepo string    `json:"model_repo" example:"Qwen/Qwen3-Coder-30B-A3B-Instruct" doc:"The model's repo"`
-	Status    string    `json:"status" doc:"copying, ready or removing; other values may appear"`
-	Path      *string   `json:"path" nullable:"true" doc:"Where the weights are on the node's disk; null until ready"`
+	Status    string    `json:"status" doc:"copying, ready, removing, or missing (the node's agent no longer reports it); other values may appear"`
+	Path      *string   `json:"path" nullable:"true" doc:"Where the node agent keeps the weights on the node's disk; null until ready"`
 	SizeGB    *float64  `json:"size_gb" nullable:"true" doc:"Size on disk in GB; null until ready"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -62,22 +62,26 @@ func (s *Server) registerNodeCaches() {
 		Feature: resources.FeatureAI,
 		Status:  http.StatusAccepted, Summary: "Copy a model's weights onto a node", Permissions: aiNodeWriters, Idempotent: true,
 		Errors: []int{http.StatusNotFound, http.StatusConflict},
-		Description: "Copies weights the platform already holds (the model's central copy) onto the node's disk; never " +
-			"pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation; when " +
-			"the copy already runs, 202 with that same operation (no second copy); when the cache is already ready, 200 " +
-			"with a finished operation (nothing copied). When the operation succeeds the cache is ready and the model " +
-			"offline_ready (location both). 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no " +
-			"central copy), node_cache_busy (a removal runs).",
+		Description: "Copies weights the platform already holds (the model's central copy) onto the node's disk " +
+			"through the node's agent, which checks the free space first and verifies every file's sha256; never " +
+			"pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation " +
+			"(progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the " +
+			"cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is " +
+			"ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, " +
+			"central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, " +
+			"ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), " +
+			"node_cache_busy (a removal runs).",
 	}, s.copyModelToNode)
 	s.documentReadyCopy()
 	Register(s.api, Op{ID: "remove-node-cache", Toolset: ToolsetAI, Method: http.MethodDelete, Path: nodeCachePath, Tags: tags,
 		Feature: resources.FeatureAI,
 		Status:  http.StatusAccepted, Summary: "Remove a model's weights from a node", Permissions: aiNodeWriters,
 		Idempotent: true, Destroy: true, Errors: []int{http.StatusNotFound, http.StatusConflict},
-		Description: "202 with a node_cache_remove operation (when a removal already runs, that same operation). When it " +
-			"succeeds the cache is gone and the model's offline_ready and location are recomputed. Never unloads a model " +
-			"or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a " +
-			"copy runs).",
+		Description: "202 with a node_cache_remove operation (when a removal already runs, that same operation); " +
+			"the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready " +
+			"and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the " +
+			"cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, " +
+			"ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.",
 	}, s.removeModelFromNode)
 }
 

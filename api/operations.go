@@ -14,24 +14,35 @@ type OperationError struct {
 	Detail string `json:"detail" doc:"Words for people"`
 }
 
+// OperationProgress is how far a copy got.
+type OperationProgress struct {
+	BytesDone  int64 `json:"bytes_done" doc:"Bytes copied and verified"`
+	BytesTotal int64 `json:"bytes_total" doc:"Bytes the copy moves in all"`
+}
+
 // Operation is long-running work started by a 202 answer; poll it at
 // GET /operations/{id} until succeeded or failed.
 type Operation struct {
-	ID         string                    `json:"id" example:"release:12" doc:"Decimal, or release:<id> for a release promotion"`
-	Kind       string                    `json:"kind" doc:"release_promotion, project_provision, node_cache_copy, node_cache_remove; other values may appear"`
-	Status     string                    `json:"status" doc:"pending, running, succeeded, failed, awaiting_approval, awaiting_operator; other values may appear"`
-	Target     resources.OperationTarget `json:"target"`
-	Error      Nullable[OperationError]  `json:"error" doc:"Why it failed; null otherwise"`
-	Result     map[string]any            `json:"result" nullable:"true"`
-	CreatedAt  time.Time                 `json:"created_at"`
-	UpdatedAt  time.Time                 `json:"updated_at"`
-	FinishedAt *time.Time                `json:"finished_at" nullable:"true"`
+	ID         string                      `json:"id" example:"release:12" doc:"Decimal, or release:<id> for a release promotion"`
+	Kind       string                      `json:"kind" doc:"release_promotion, project_provision, node_cache_copy, node_cache_remove; other values may appear"`
+	Status     string                      `json:"status" doc:"pending, running, succeeded, failed, awaiting_approval, awaiting_operator; other values may appear"`
+	Target     resources.OperationTarget   `json:"target"`
+	Error      Nullable[OperationError]    `json:"error" doc:"Why it failed; null otherwise"`
+	Result     map[string]any              `json:"result" nullable:"true"`
+	Progress   Nullable[OperationProgress] `json:"progress" doc:"How far a node-cache copy got, as the node agent reports it; null for other work"`
+	CreatedAt  time.Time                   `json:"created_at"`
+	UpdatedAt  time.Time                   `json:"updated_at"`
+	FinishedAt *time.Time                  `json:"finished_at" nullable:"true"`
 }
 
 func operationView(op resources.Operation) Operation {
 	v := Operation{ID: op.ID, Kind: op.Kind, Status: op.Status, Target: op.Target, Result: op.Result,
 		CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(), FinishedAt: utcPtr(op.FinishedAt)}
 	v.Error = operationErrorView(op.Error)
+	v.Progress = NullOf[OperationProgress](nil)
+	if p := op.Progress; p != nil {
+		v.Progress = NullOf(&OperationProgress{BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
+	}
 	return v
 }
 

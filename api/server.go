@@ -77,6 +77,7 @@ type Services struct {
 	AINodes     resources.AINodes
 	NodeCaches  resources.NodeCaches
 	Monitoring  resources.Monitor
+	NodeAgents  resources.NodeAgents
 	Licences    resources.Licences
 	Brands      resources.Brands
 	Readiness   resources.Readiness

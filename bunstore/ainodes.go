@@ -22,13 +22,14 @@ type aiNodeRow struct {
 	ParentHost    *string   `bun:"parent_host" json:"parent_host"`
 	VMID          *int      `bun:"vmid" json:"vmid"`
 	Services      []string  `bun:"services,array" json:"services"`
+	AgentURL      *string   `bun:"agent_url" json:"agent_url"`
 	ImportedAt    time.Time `bun:"imported_at,nullzero,default:now()" json:"imported_at"`
 }
 
 func (r aiNodeRow) node() resources.AINode {
 	return resources.AINode{Hostname: r.Hostname, IsVirtual: r.IsVirtual, GPUClass: r.GPUClass, MgmtIP: r.MgmtIP,
 		Site: r.Site, SpecsSummary: r.SpecsSummary, ParentHost: r.ParentHost, VMID: r.VMID,
-		Services: nonNilStrings(r.Services), ImportedAt: r.ImportedAt}
+		Services: nonNilStrings(r.Services), AgentURL: r.AgentURL, ImportedAt: r.ImportedAt}
 }
 
 // aiNodeByHostname reads a roster row, optionally under a row lock.

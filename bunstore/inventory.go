@@ -63,7 +63,8 @@ func (s *Store) ImportInventory(ctx context.Context, as string, f resources.Inve
 // inventoryRow is the roster row an inventory entry describes.
 func inventoryRow(n resources.InventoryNode) aiNodeRow {
 	return aiNodeRow{Hostname: n.Hostname, IsVirtual: n.IsVirtual, GPUClass: n.GPUClass, MgmtIP: n.MgmtIP, Site: n.Site,
-		SpecsSummary: n.SpecsSummary, ParentHost: n.ParentHost, VMID: n.VMID, Services: nonNilStrings(n.Services)}
+		SpecsSummary: n.SpecsSummary, ParentHost: n.ParentHost, VMID: n.VMID, Services: nonNilStrings(n.Services),
+		AgentURL: n.AgentURL}
 }
 
 // upsertInventory writes every listed node (imported_at = now) and sorts
@@ -97,7 +98,8 @@ func upsertInventory(ctx context.Context, tx bun.Tx, before []aiNodeRow, nodes [
 		On("CONFLICT (hostname) DO UPDATE").
 		Set("is_virtual = EXCLUDED.is_virtual, gpu_class = EXCLUDED.gpu_class, mgmt_ip = EXCLUDED.mgmt_ip").
 		Set("site = EXCLUDED.site, specs_summary = EXCLUDED.specs_summary, parent_host = EXCLUDED.parent_host").
-		Set("vmid = EXCLUDED.vmid, services = EXCLUDED.services, imported_at = now()").Exec(ctx)
+		Set("vmid = EXCLUDED.vmid, services = EXCLUDED.services, agent_url = EXCLUDED.agent_url").
+		Set("imported_at = now()").Exec(ctx)
 	return err
 }
 

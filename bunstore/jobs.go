@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -61,6 +62,14 @@ type WorkerConfig struct {
 	Logger         *slog.Logger
 	// Metrics, when set, receives the job counters and run-time histograms.
 	Metrics prometheus.Registerer
+	// Agents reaches the node agents that carry out node-cache copies and
+	// removals and report what each node holds; required.
+	Agents resources.NodeAgents
+	// AgentPolicy says how the cache jobs poll and retry node agents.
+	AgentPolicy AgentPolicy
+	// ReconcileInterval is how often the node caches are compared with the
+	// agents' reports (0: DefaultReconcileInterval).
+	ReconcileInterval time.Duration
 }
 
 // Worker runs the long-running operations (River over PostgreSQL): every
@@ -74,15 +83,17 @@ type Worker struct {
 
 // NewWorker builds the worker over the store's database.
 func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &provisionWorker{store: s, delay: cfg.ProvisionDelay})
-	river.AddWorker(workers, &promotionWorker{store: s, pipeline: cfg.Pipeline})
-	river.AddWorker(workers, &cacheCopyWorker{store: s})
-	river.AddWorker(workers, &cacheRemoveWorker{store: s})
+	if cfg.Agents == nil {
+		return nil, errors.New("bunstore: NewWorker needs WorkerConfig.Agents (the node agents)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	timeout := cmpOr(cfg.JobTimeout, 5*time.Minute)
 	client, err := river.NewClient(riverdatabasesql.New(s.db.DB), &river.Config{
+		PeriodicJobs:         reconcileSchedule(cfg.ReconcileInterval),
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
-		Workers:              workers,
+		Workers:              s.workers(cfg),
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: max(cmpOr(cfg.RescueAfter, 10*time.Minute), timeout),
 		FetchPollInterval:    cmpOr(cfg.PollInterval, time.Second),
@@ -97,6 +108,26 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 		w.metrics = newJobMetrics(cfg.Metrics)
 	}
 	return w, nil
+}
+
+// workers are the job kinds the worker runs.
+func (s *Store) workers(cfg WorkerConfig) *river.Workers {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &provisionWorker{store: s, delay: cfg.ProvisionDelay})
+	river.AddWorker(workers, &promotionWorker{store: s, pipeline: cfg.Pipeline})
+	river.AddWorker(workers, &cacheCopyWorker{store: s, agents: cfg.Agents, policy: cfg.AgentPolicy})
+	river.AddWorker(workers, &cacheRemoveWorker{store: s, agents: cfg.Agents, policy: cfg.AgentPolicy})
+	river.AddWorker(workers, &reconcileWorker{store: s, agents: cfg.Agents, logger: cfg.Logger})
+	return workers
+}
+
+// reconcileSchedule runs the node cache reconcile every interval, and once
+// as the worker starts.
+func reconcileSchedule(interval time.Duration) []*river.PeriodicJob {
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cmpOr(interval, DefaultReconcileInterval)),
+		func() (river.JobArgs, *river.InsertOpts) {
+			return reconcileArgs{}, &river.InsertOpts{MaxAttempts: 1}
+		}, &river.PeriodicJobOpts{RunOnStart: true})}
 }
 
 // Start begins working jobs in the background until Stop.

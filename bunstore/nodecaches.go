@@ -37,6 +37,7 @@ type cacheModelRow struct {
 	ID            int64    `bun:"id,pk" json:"id"`
 	Repo          string   `bun:"repo" json:"repo"`
 	NASVolume     *string  `bun:"nas_volume" json:"nas_volume"`
+	NASPath       *string  `bun:"nas_path" json:"-"`
 	SizeGB        *float64 `bun:"size_gb" json:"size_gb"`
 	OfflineReady  bool     `bun:"offline_ready" json:"offline_ready"`
 	Location      *string  `bun:"location" json:"location"`
@@ -91,12 +92,20 @@ func cacheSubjects(ctx context.Context, tx bun.Tx, hostname string, modelID int6
 	if _, err := aiNodeByHostname(ctx, tx, hostname, "SHARE"); err != nil {
 		return nil, err
 	}
-	return cacheModel(ctx, tx, modelID, "NO KEY UPDATE")
+	model, err := cacheModel(ctx, tx, modelID, "NO KEY UPDATE")
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := enrolled(ctx, tx, hostname); err != nil || !ok {
+		return nil, errOr(err, resources.NotEnrolled(hostname))
+	}
+	return model, nil
 }
 
 // openCacheOperation returns the unfinished operation of kind on a cache,
-// or starts a new one (with its job) when none is open.
-func (s *Store) openCacheOperation(ctx context.Context, tx bun.Tx, kind, target string) (*operationRow, error) {
+// or starts a new one (with its job) when none is open; from is the
+// cache's status before a removal (restored should the removal fail).
+func (s *Store) openCacheOperation(ctx context.Context, tx bun.Tx, kind, target, from string) (*operationRow, error) {
 	op := &operationRow{}
 	err := tx.NewSelect().Model(op).Where("kind = ? AND target_type = 'node_cache' AND target_id = ?", kind, target).
 		Where("status NOT IN (?)", bun.List([]string{resources.OpSucceeded, resources.OpFailed})).
@@ -108,7 +117,7 @@ func (s *Store) openCacheOperation(ctx context.Context, tx bun.Tx, kind, target 
 	if err != nil {
 		return nil, err
 	}
-	return op, s.enqueue(ctx, tx, cacheJob(kind, op.ID))
+	return op, s.enqueue(ctx, tx, cacheJob(kind, op.ID, from))
 }
 
 // CopyToNode implements resources.NodeCaches (see there).
@@ -152,9 +161,9 @@ func (s *Store) startCopy(ctx context.Context, tx bun.Tx, a resources.Actor, hos
 		if row, err = cacheByKey(ctx, tx, hostname, modelID); err != nil || row == nil {
 			return nil, errOr(err, resources.Errorf(resources.KindConflict, resources.CodeConflict, "the node cache changed; retry"))
 		}
-		return s.copyExisting(ctx, tx, row)
+		return s.copyExisting(ctx, tx, a, row)
 	}
-	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, row.target())
+	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, row.target(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +172,13 @@ func (s *Store) startCopy(ctx context.Context, tx bun.Tx, a resources.Actor, hos
 }
 
 // copyExisting answers a copy request for a cache that exists.
-func (s *Store) copyExisting(ctx context.Context, tx bun.Tx, row *nodeCacheRow) (*operationRow, error) {
+func (s *Store) copyExisting(ctx context.Context, tx bun.Tx, a resources.Actor, row *nodeCacheRow) (*operationRow, error) {
 	switch row.Status {
 	case resources.NodeCacheCopying:
-		op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, row.target())
+		op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, row.target(), "")
 		return op, err
+	case resources.NodeCacheMissing:
+		return s.recopy(ctx, tx, a, row)
 	case resources.NodeCacheReady:
 		op, err := insertOperation(ctx, tx, resources.OpKindNodeCacheCopy, "node_cache", row.target())
 		if err != nil {
@@ -177,6 +188,22 @@ func (s *Store) copyExisting(ctx context.Context, tx bun.Tx, row *nodeCacheRow) 
 	default:
 		return nil, cacheBusy(row, "a removal")
 	}
+}
+
+// recopy copies again a cache its node lost (missing): it turns copying
+// and a new copy starts.
+func (s *Store) recopy(ctx context.Context, tx bun.Tx, a resources.Actor, before *nodeCacheRow) (*operationRow, error) {
+	after := *before
+	after.Status, after.Path, after.SizeGB = resources.NodeCacheCopying, nil, nil
+	if err := updateRow(ctx, tx, &after); err != nil {
+		return nil, err
+	}
+	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, after.target(), "")
+	if err != nil {
+		return nil, err
+	}
+	return op, writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.copy", entityType: "node_cache",
+		entityID: after.target(), before: before, after: &after})
 }
 
 // RemoveFromNode implements resources.NodeCaches (see there).
@@ -213,7 +240,7 @@ func (s *Store) RemoveFromNode(ctx context.Context, a resources.Actor, hostname 
 // startRemove turns a ready cache removing and starts its removal; a cache
 // already being removed answers the running removal.
 func (s *Store) startRemove(ctx context.Context, tx bun.Tx, a resources.Actor, before *nodeCacheRow) (*operationRow, error) {
-	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheRemove, before.target())
+	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheRemove, before.target(), before.Status)
 	if err != nil || before.Status == resources.NodeCacheRemoving {
 		return op, err
 	}

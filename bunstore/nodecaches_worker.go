@@ -2,17 +2,17 @@ package bunstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/uptrace/bun"
 
 	"platformapi/resources"
 )
-
-// nodeCachePathPrefix is where a node keeps cached weights: the model's
-// repo below it.
-const nodeCachePathPrefix = "/var/lib/platform/models/"
 
 // cacheCopyArgs is the job that copies a model's weights onto a node.
 type cacheCopyArgs struct {
@@ -22,92 +22,99 @@ type cacheCopyArgs struct {
 // Kind names the job kind.
 func (cacheCopyArgs) Kind() string { return resources.OpKindNodeCacheCopy }
 
-// cacheRemoveArgs is the job that removes a model's weights from a node.
+// cacheRemoveArgs is the job that removes a model's weights from a node;
+// From is the cache's status before (restored should the removal fail).
 type cacheRemoveArgs struct {
-	OperationID int64 `json:"operation_id"`
+	OperationID int64  `json:"operation_id"`
+	From        string `json:"from,omitempty"`
 }
 
 // Kind names the job kind.
 func (cacheRemoveArgs) Kind() string { return resources.OpKindNodeCacheRemove }
 
 // cacheJob is the job that runs a node cache operation of kind.
-func cacheJob(kind string, opID int64) river.JobArgs {
+func cacheJob(kind string, opID int64, from string) river.JobArgs {
 	if kind == resources.OpKindNodeCacheRemove {
-		return cacheRemoveArgs{OperationID: opID}
+		return cacheRemoveArgs{OperationID: opID, From: from}
 	}
 	return cacheCopyArgs{OperationID: opID}
 }
 
-// cacheCopyWorker finishes a copy: the cache turns ready, the model becomes
-// offline-ready (location both, or local without a central copy) and the
-// operation succeeds, all in the transaction that completes the job; a
-// retried job finds the operation finished and only completes.
-type cacheCopyWorker struct {
-	river.WorkerDefaults[cacheCopyArgs]
-	store *Store
+// AgentPolicy says how the cache jobs drive node agents; zero values take
+// the defaults.
+type AgentPolicy struct {
+	Poll     time.Duration // between two looks at a running copy; 0: 1 s
+	Watch    time.Duration // longest one job attempt watches a copy before it snoozes; 0: 1 min
+	Backoff  time.Duration // first wait after the agent was unreachable, doubled up to a minute; 0: 1 s
+	Attempts int           // tries while the agent stays unreachable, then the operation fails; 0: 12
 }
 
-// Work runs one attempt.
-func (w *cacheCopyWorker) Work(ctx context.Context, job *river.Job[cacheCopyArgs]) error {
-	return w.store.inTx(ctx, func(tx bun.Tx) error {
-		cw, err := lockCacheWork(ctx, tx, job.Args.OperationID)
-		if err != nil || cw == nil {
-			return errOr(err, completeJob(ctx, tx, job))
-		}
-		before := cacheAudit(cw.cache, cw.model)
-		switch {
-		case cw.model.NASVolume == nil || cw.cache == nil || cw.cache.Status == resources.NodeCacheRemoving:
-			if err := failCacheCopy(ctx, tx, cw); err != nil {
-				return err
-			}
-			return completeJob(ctx, tx, job)
-		case cw.cache.Status == resources.NodeCacheCopying:
-			path := nodeCachePathPrefix + cw.model.Repo
-			cw.cache.Status, cw.cache.Path, cw.cache.SizeGB = resources.NodeCacheReady, &path, cw.model.SizeGB
-			if err := updateRow(ctx, tx, cw.cache); err != nil {
-				return err
-			}
-		}
-		return finishCacheWork(ctx, tx, job, cw, "node_cache.ready", before)
-	})
-}
+func (p AgentPolicy) poll() time.Duration  { return cmpOr(p.Poll, time.Second) }
+func (p AgentPolicy) watch() time.Duration { return cmpOr(p.Watch, time.Minute) }
 
-// failCacheCopy ends a copy that can no longer run (the central copy or the
-// cache vanished) as failed and drops its half-made cache.
-func failCacheCopy(ctx context.Context, tx bun.Tx, cw *cacheWork) error {
-	if cw.cache != nil && cw.cache.Status == resources.NodeCacheCopying {
-		if _, err := tx.NewDelete().Model(cw.cache).WherePK().Exec(ctx); err != nil {
-			return err
-		}
+func (p AgentPolicy) attempts() int {
+	if p.Attempts > 0 {
+		return p.Attempts
 	}
-	return finishOperation(ctx, tx, cw.op, &resources.OperationError{Code: resources.CodeAIModelNotInStore,
-		Detail: "the model's central copy or the cache record is gone; nothing was copied"}, nil)
+	return 12
 }
 
-// cacheRemoveWorker finishes a removal: the cache row goes, the model's
-// offline_ready and location are recomputed and the operation succeeds, in
-// the transaction that completes the job.
-type cacheRemoveWorker struct {
-	river.WorkerDefaults[cacheRemoveArgs]
-	store *Store
+// nextRetry waits Backoff after the first unreachable try, twice that
+// after the second, and so on up to a minute.
+func (p AgentPolicy) nextRetry(errs []rivertype.AttemptError) time.Time {
+	wait := cmpOr(p.Backoff, time.Second)
+	for range min(unreachableTries(errs), 16) {
+		wait = min(2*wait, time.Minute)
+	}
+	return time.Now().Add(wait)
 }
 
-// Work runs one attempt.
-func (w *cacheRemoveWorker) Work(ctx context.Context, job *river.Job[cacheRemoveArgs]) error {
-	return w.store.inTx(ctx, func(tx bun.Tx) error {
-		cw, err := lockCacheWork(ctx, tx, job.Args.OperationID)
-		if err != nil || cw == nil {
-			return errOr(err, completeJob(ctx, tx, job))
+// unreachableTries counts the job's latest attempts in a row that failed
+// because the node agent could not be reached.
+func unreachableTries(errs []rivertype.AttemptError) int {
+	n := 0
+	for i := len(errs) - 1; i >= 0 && strings.Contains(errs[i].Error, resources.ErrNodeAgentUnreachable.Error()); i-- {
+		n++
+	}
+	return n
+}
+
+// agentOutcome turns an agent's failure into what the job does next: nil
+// opErr with err retries the job (River waits nextRetry); an opErr ends the
+// operation as failed. Unreachable agents are retried until the policy's
+// attempts are spent.
+func agentOutcome(err error, errs []rivertype.AttemptError, p AgentPolicy) (*resources.OperationError, error) {
+	switch e, ok := resources.AsError(err); {
+	case errors.Is(err, resources.ErrNodeAgentUnreachable):
+		if unreachableTries(errs)+1 < p.attempts() {
+			return nil, err
 		}
-		before := cacheAudit(cw.cache, cw.model)
-		if cw.cache != nil {
-			if _, err := tx.NewDelete().Model(cw.cache).WherePK().Exec(ctx); err != nil {
-				return err
-			}
-			cw.cache = nil
-		}
-		return finishCacheWork(ctx, tx, job, cw, "node_cache.removed", before)
-	})
+		return &resources.OperationError{Code: resources.CodeNodeAgentUnreachable,
+			Detail: fmt.Sprintf("the node agent did not answer in %d tries: %v", p.attempts(), err)}, nil
+	case ok:
+		return agentError(e.Code, e.Detail), nil
+	default:
+		return nil, err
+	}
+}
+
+// agentError is the operation error of an agent's refusal: its own code
+// when the catalogue knows it, else node_agent_refused.
+func agentError(code, detail string) *resources.OperationError {
+	switch code {
+	case resources.CodeChecksumMismatch, resources.CodeInsufficientDisk, resources.CodeCentralCopyInvalid,
+		resources.CodeNodeAgentNotEnrolled:
+		return &resources.OperationError{Code: code, Detail: detail}
+	}
+	return &resources.OperationError{Code: resources.CodeNodeAgentRefused, Detail: code + ": " + detail}
+}
+
+// cacheTask is what a cache job drives the agent with.
+type cacheTask struct {
+	hostname string
+	repo     string
+	source   string // the central copy, relative to the agent's store root (copies only)
+	progress resources.OperationProgress
 }
 
 // cacheWork is what a cache job works on, locked: its operation, the cache
@@ -136,62 +143,23 @@ func lockCacheWork(ctx context.Context, tx bun.Tx, opID int64) (*cacheWork, erro
 	return cw, err
 }
 
-// finishCacheWork recomputes the model's placement, ends the operation as
-// succeeded, records the event and completes the job.
-func finishCacheWork[T river.JobArgs](ctx context.Context, tx bun.Tx, job *river.Job[T], cw *cacheWork, action string, before any) error {
-	if err := placeModel(ctx, tx, cw.model); err != nil {
-		return err
-	}
-	result := map[string]any{"hostname": cw.hostname, "model_id": idString(cw.model.ID), "status": "removed"}
-	if cw.cache != nil {
-		result = cacheResult(cw.cache, false)
-	}
-	result["offline_ready"], result["location"] = cw.model.OfflineReady, cw.model.Location
-	if err := finishOperation(ctx, tx, cw.op, nil, result); err != nil {
-		return err
-	}
-	if err := writeAudit(ctx, tx, auditEntry{actor: resources.Actor{Label: "system"}, action: action,
-		entityType: "node_cache", entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}); err != nil {
-		return err
-	}
-	return completeJob(ctx, tx, job)
-}
-
-// placeModel sets the model's offline_ready and location from its central
-// copy and its ready caches (updated_at moves only when they change).
-func placeModel(ctx context.Context, tx bun.Tx, model *cacheModelRow) error {
-	ready, err := tx.NewSelect().Model((*nodeCacheRow)(nil)).
-		Where("model_id = ? AND status = ?", model.ID, resources.NodeCacheReady).Count(ctx)
-	if err != nil {
-		return err
-	}
-	offline, location := resources.ModelPlacement(model.NASVolume != nil, int(ready))
-	if offline == model.OfflineReady && equalPtr(location, model.Location) {
+// markRunning turns a pending cache operation running.
+func markRunning(ctx context.Context, tx bun.Tx, op *operationRow) error {
+	if op.Status != resources.OpPending {
 		return nil
 	}
-	model.OfflineReady, model.Location = offline, location
-	_, err = tx.NewUpdate().Model(model).Column("offline_ready", "location").Set("updated_at = now()").WherePK().Exec(ctx)
-	return err
+	op.Status = resources.OpRunning
+	return updateRow(ctx, tx, op)
 }
 
-// cacheAuditState is what a cache event records: the cache and the model's
-// placement.
-type cacheAuditState struct {
-	Cache        *nodeCacheRow `json:"node_cache"`
-	ModelID      int64         `json:"model_id"`
-	OfflineReady bool          `json:"offline_ready"`
-	Location     *string       `json:"location"`
-}
-
-func cacheAudit(cache *nodeCacheRow, model *cacheModelRow) cacheAuditState {
-	st := cacheAuditState{ModelID: model.ID, OfflineReady: model.OfflineReady, Location: model.Location}
-	if cache != nil {
-		c := *cache
-		st.Cache = &c
+// sleepCtx waits d, or less when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
-	return st
-}
-
-func equalPtr[T comparable](a, b *T) bool {
-	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }

@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -14,21 +15,22 @@ import (
 // which are release operations).
 type operationRow struct {
 	bun.BaseModel `bun:"table:operations"`
-	ID            int64                     `bun:"id,pk,autoincrement" json:"id"`
-	Kind          string                    `bun:"kind" json:"kind"`
-	Status        string                    `bun:"status" json:"status"`
-	TargetType    string                    `bun:"target_type" json:"target_type"`
-	TargetID      string                    `bun:"target_id" json:"target_id"`
-	Error         *resources.OperationError `bun:"error,type:jsonb" json:"error"`
-	Result        json.RawMessage           `bun:"result,type:jsonb,nullzero" json:"result"`
-	CreatedAt     time.Time                 `bun:"created_at,nullzero,default:now()" json:"created_at"`
-	UpdatedAt     time.Time                 `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
-	FinishedAt    *time.Time                `bun:"finished_at" json:"finished_at"`
+	ID            int64                        `bun:"id,pk,autoincrement" json:"id"`
+	Kind          string                       `bun:"kind" json:"kind"`
+	Status        string                       `bun:"status" json:"status"`
+	TargetType    string                       `bun:"target_type" json:"target_type"`
+	TargetID      string                       `bun:"target_id" json:"target_id"`
+	Error         *resources.OperationError    `bun:"error,type:jsonb" json:"error"`
+	Result        json.RawMessage              `bun:"result,type:jsonb,nullzero" json:"result"`
+	Progress      *resources.OperationProgress `bun:"progress,type:jsonb" json:"progress"`
+	CreatedAt     time.Time                    `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt     time.Time                    `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	FinishedAt    *time.Time                   `bun:"finished_at" json:"finished_at"`
 }
 
 func (r operationRow) operation() resources.Operation {
 	op := resources.Operation{ID: idString(r.ID), Kind: r.Kind, Status: r.Status,
-		Target: resources.OperationTarget{Type: r.TargetType, ID: r.TargetID}, Error: r.Error,
+		Target: resources.OperationTarget{Type: r.TargetType, ID: r.TargetID}, Error: r.Error, Progress: r.Progress,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 	if len(r.Result) > 0 {
 		_ = json.Unmarshal(r.Result, &op.Result)
@@ -81,4 +83,17 @@ func finishOperation(ctx context.Context, tx bun.Tx, row *operationRow, opErr *r
 	_, err = tx.NewUpdate().Model(row).Value("updated_at", "now()").Value("finished_at", "now()").
 		WherePK().Returning("updated_at, finished_at").Exec(ctx)
 	return err
+}
+
+// setProgress records how far a running operation got; a finished one
+// keeps what it had.
+func (s *Store) setProgress(ctx context.Context, id int64, p resources.OperationProgress) error {
+	raw, _ := json.Marshal(p) // two integers: cannot fail
+	_, err := s.db.NewUpdate().Model((*operationRow)(nil)).Set("progress = ?::jsonb", string(raw)).
+		Set("updated_at = now()").
+		Where("id = ? AND status = ?", id, resources.OpRunning).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record progress of operation %d: %w", id, err)
+	}
+	return nil
 }

@@ -41,6 +41,7 @@ type AINode struct {
 	ParentHost   *string   `json:"parent_host"`
 	VMID         *int      `json:"vmid"`
 	Services     []string  `json:"services"`
+	AgentURL     *string   `json:"agent_url"` // the node agent's base URL; nil: no agent enrolled
 	ImportedAt   time.Time `json:"imported_at"`
 }
 

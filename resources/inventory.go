@@ -21,6 +21,7 @@ const (
 	maxInventoryLabel  = 80  // gpu_class, site, each service
 	maxVMID            = 999999999
 	maxInventoryFaults = 20 // problems listed in one error
+	maxAgentURL        = 300
 )
 
 // InventoryFile is the hardware inventory: the AI node roster. Its JSON
@@ -41,6 +42,7 @@ type InventoryNode struct {
 	ParentHost   *string  `json:"parent_host,omitempty" jsonschema:"nullable,maxLength=253" jsonschema_description:"Host of a virtual node; only for virtual nodes."`
 	VMID         *int     `json:"vmid,omitempty" jsonschema:"nullable,minimum=1,maximum=999999999" jsonschema_description:"VM id on parent_host; only for virtual nodes."`
 	Services     []string `json:"services,omitempty" jsonschema:"uniqueItems=true" jsonschema_description:"Other user-facing services the node hosts."`
+	AgentURL     *string  `json:"agent_url,omitempty" jsonschema:"nullable,maxLength=300,format=uri" jsonschema_description:"Base URL of the node's agent (platformapi node-agent), http or https with host and optional port, e.g. https://10.0.0.5:9441; without it (and a node key) no weights can be copied onto the node."`
 }
 
 // JSONSchemaExtend adds the rules tags cannot say: the hostname pattern and

@@ -3,6 +3,7 @@ package resources
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
 )
 
@@ -57,7 +58,7 @@ func (f *InventoryFile) Validate() error {
 
 func (n *InventoryNode) normalise() {
 	n.Hostname = strings.TrimSpace(n.Hostname)
-	for _, p := range []**string{&n.GPUClass, &n.MgmtIP, &n.Site, &n.SpecsSummary, &n.ParentHost} {
+	for _, p := range []**string{&n.GPUClass, &n.MgmtIP, &n.Site, &n.SpecsSummary, &n.ParentHost, &n.AgentURL} {
 		if *p != nil {
 			if v := strings.TrimSpace(**p); v == "" {
 				*p = nil
@@ -96,6 +97,29 @@ func (n *InventoryNode) check(fs *inventoryFaults, i int) {
 	}
 	n.checkVirtual(fs, i)
 	n.checkServices(fs, i)
+	n.checkAgentURL(fs, i)
+}
+
+// checkAgentURL accepts an http or https URL with a host, an optional port
+// and an optional path, and nothing else (no user, query or fragment); a
+// trailing '/' is dropped.
+func (n *InventoryNode) checkAgentURL(fs *inventoryFaults, i int) {
+	if n.AgentURL == nil {
+		return
+	}
+	raw := *n.AgentURL
+	u, err := url.Parse(raw)
+	switch {
+	case len(raw) > maxAgentURL:
+		fs.add(i, n, "agent_url", "agent_url is longer than %d characters", maxAgentURL)
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.Opaque != "":
+		fs.add(i, n, "agent_url", "agent_url %q must be an http or https URL with a host, e.g. https://10.0.0.5:9441", raw)
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(raw, "?") || strings.Contains(raw, "#"):
+		fs.add(i, n, "agent_url", "agent_url %q must not carry a user, a query or a fragment", raw)
+	default:
+		clean := strings.TrimSuffix(u.String(), "/")
+		n.AgentURL = &clean
+	}
 }
 
 func (n *InventoryNode) checkVirtual(fs *inventoryFaults, i int) {

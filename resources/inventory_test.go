@@ -105,6 +105,16 @@ func TestParseInventory_InvalidFilesNameTheEntryAndTheRule(t *testing.T) {
 		"no nodes":    {"- a1\n", "nodes", "must be an object {nodes: [...]}"},
 		"not yaml":    {"nodes: [\n", "", "neither valid JSON nor valid YAML"},
 		"services":    {"nodes:\n- {hostname: a1, services: [x, x]}\n", "nodes[0].services", `service "x" is listed twice`},
+		"agent scheme": {"nodes:\n- {hostname: a1, agent_url: 'ftp://10.0.0.5:9441'}\n", "nodes[0].agent_url",
+			"must be an http or https URL with a host"},
+		"agent host": {"nodes:\n- {hostname: a1, agent_url: 'https://:9441'}\n", "nodes[0].agent_url", "with a host"},
+		"agent user": {"nodes:\n- {hostname: a1, agent_url: 'https://u:p@10.0.0.5'}\n", "nodes[0].agent_url",
+			"must not carry a user, a query or a fragment"},
+		"agent query":       {"nodes:\n- {hostname: a1, agent_url: 'https://10.0.0.5/?x=1'}\n", "nodes[0].agent_url", "a query"},
+		"agent empty query": {"nodes:\n- {hostname: a1, agent_url: 'https://10.0.0.5?'}\n", "nodes[0].agent_url", "a query"},
+		"agent relative":    {"nodes:\n- {hostname: a1, agent_url: '10.0.0.5:9441'}\n", "nodes[0].agent_url", "http or https"},
+		"agent long": {"nodes:\n- {hostname: a1, agent_url: 'https://a" + strings.Repeat("b", 300) + "'}\n",
+			"nodes[0].agent_url", "longer than 300"},
 	}
 	for name, tc := range cases {
 		_, err := ParseInventory("f.yaml", []byte(tc.file))
@@ -112,6 +122,19 @@ func TestParseInventory_InvalidFilesNameTheEntryAndTheRule(t *testing.T) {
 		if !ok || e.Code != CodeInventoryInvalid || e.Kind != KindInvalid || e.Field != tc.field || !strings.Contains(e.Detail, tc.says) {
 			t.Errorf("%s: %v (field %q)", name, err, fieldOf(e))
 		}
+	}
+}
+
+func TestParseInventory_AgentURL_TrimmedAndTrailingSlashDropped(t *testing.T) {
+	f, err := ParseInventory("f.yaml", []byte("nodes:\n- {hostname: a1, agent_url: ' https://10.0.0.5:9441/ '}\n"+
+		"- {hostname: a2, agent_url: ''}\n- {hostname: a3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []*string{f.Nodes[0].AgentURL, f.Nodes[1].AgentURL, f.Nodes[2].AgentURL}
+	want := "https://10.0.0.5:9441"
+	if got[0] == nil || *got[0] != want || got[1] != nil || got[2] != nil {
+		t.Fatalf("agent urls: %v %v %v", got[0], got[1], got[2])
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"path"
 	"strings"
+	"time"
 )
 
 // Node agent problem and operation-error codes.
@@ -28,6 +29,9 @@ const (
 	// CodeCentralCopyInvalid ends a copy whose central copy cannot be used:
 	// no SHA256SUMS manifest, a malformed one, or a listed file missing.
 	CodeCentralCopyInvalid = "central_copy_invalid"
+	// CodeNodeAgentRefused ends a cache operation the node agent refused
+	// for another reason, which the detail gives.
+	CodeNodeAgentRefused = "node_agent_refused"
 )
 
 // NodeCacheMissing is the status of a cache the database knew as ready
@@ -132,4 +136,48 @@ func AgentSource(nasPath string) (string, error) {
 		return "", Errorf(KindConflict, CodeCentralCopyInvalid, "the central copy's path %q is not a clean relative path", nasPath)
 	}
 	return rel, nil
+}
+
+// NodeAgentEnrolment is what the roster knows of one node's agent: where
+// it listens and the nonce its node key derives from.
+type NodeAgentEnrolment struct {
+	Hostname string
+	URL      string
+	KeyNonce []byte
+}
+
+// NodeAgentDirectory lists the enrolled nodes: those with an agent_url and
+// a node key. Hostnames nil lists every enrolled node.
+type NodeAgentDirectory interface {
+	NodeAgentEnrolments(ctx context.Context, hostnames []string) ([]NodeAgentEnrolment, error)
+}
+
+// NodeAgents reaches the agent of a roster node by hostname: its endpoint
+// from the directory, its key derived from the pepper. Every method
+// answers *Error CodeNodeAgentNotEnrolled for a node without an agent_url
+// or a node key, and otherwise behaves as NodeAgentClient. Reports asks
+// the enrolled nodes among hostnames (nil: all) at once, bounded by
+// MonitoringTimeout, and answers the reachable ones; a report may be up to
+// a few seconds old.
+type NodeAgents interface {
+	Report(ctx context.Context, hostname string) (AgentReport, error)
+	Reports(ctx context.Context, hostnames []string) map[string]AgentReport
+	Copy(ctx context.Context, hostname, repo, source string) (AgentCache, error)
+	Remove(ctx context.Context, hostname, repo string) error
+}
+
+// NotEnrolled is the refusal of a cache write on a node whose agent cannot
+// be reached because the roster lacks its agent_url or its node key.
+func NotEnrolled(hostname string) *Error {
+	return Errorf(KindConflict, CodeNodeAgentNotEnrolled, "AI node %q has no node agent enrolled: give it an "+
+		"agent_url in the inventory and a node key (platformapi portal node-key %s --as EMAIL)", hostname, hostname)
+}
+
+// NodeKeyMint is a node key as `portal node-key` prints it, once: the
+// server keeps only the nonce it derives from.
+type NodeKeyMint struct {
+	Hostname  string    `json:"hostname"`
+	Key       string    `json:"node_key"`
+	Rotated   bool      `json:"rotated"` // the node had a key, which stopped working
+	CreatedAt time.Time `json:"created_at"`
 }

@@ -42,6 +42,13 @@ type OperationError struct {
 	Detail string `json:"detail"`
 }
 
+// OperationProgress is how far a running copy got, as its node agent
+// reports it.
+type OperationProgress struct {
+	BytesDone  int64 `json:"bytes_done"`
+	BytesTotal int64 `json:"bytes_total"`
+}
+
 // Operation is long-running work a 202 answer started; callers poll it until
 // it succeeded or failed.
 type Operation struct {
@@ -51,6 +58,7 @@ type Operation struct {
 	Target     OperationTarget
 	Error      *OperationError
 	Result     map[string]any
+	Progress   *OperationProgress // nil: the operation reports none
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	FinishedAt *time.Time

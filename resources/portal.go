@@ -73,6 +73,8 @@ type Portal interface {
 	CreateToken(ctx context.Context, as string, t NewToken) (MintedToken, error)
 	RevokeToken(ctx context.Context, as string, id int64) (APIToken, error)
 	ExtendToken(ctx context.Context, as string, id int64, days int) (APIToken, error)
+	// MintNodeKey enrols a node's agent or rotates its key (see NodeKeyMint).
+	MintNodeKey(ctx context.Context, as, hostname string) (NodeKeyMint, error)
 }
 
 // Problem codes of portal actions.

@@ -51,7 +51,7 @@ func (c ProblemCode) next(op string) ProblemCode { c.Next = op; return c }
 // the code base declares is in it.
 func Problems() []ProblemCode {
 	out := slices.Concat(requestProblems(), authProblems(), notFoundProblems(), conflictProblems(),
-		invalidProblems(), licenceBrandProblems(), otherCodes())
+		invalidProblems(), licenceBrandProblems(), otherCodes(), nodeAgentCodes())
 	slices.SortFunc(out, func(a, b ProblemCode) int { return strings.Compare(a.Code, b.Code) })
 	return out
 }
@@ -225,5 +225,26 @@ func otherCodes() []ProblemCode {
 		o(CodePipelineFailed, "The release pipeline reported that the deployment failed."),
 		o(CodePipelineRefused, "The release pipeline refused the dispatch."),
 		o(CodeReleaseRejected, "A person rejected the prod promotion; the reason is in the detail."),
+	}
+}
+
+// nodeAgentCodes are the codes of node-cache writes that a node agent
+// carries out: a 409 and the errors a cache operation can end with.
+func nodeAgentCodes() []ProblemCode {
+	o := func(code, meaning string) ProblemCode {
+		return ProblemCode{Code: code, Kind: CodeKindOperationError, Meaning: meaning}
+	}
+	return []ProblemCode{
+		p(CodeNodeAgentNotEnrolled, 409, "The node has no agent to copy with: it needs an agent_url in the "+
+			"inventory and a node key (portal node-key).").next("get-ai-node"),
+		o(CodeNodeAgentUnreachable, "The node agent could not be reached (network, timeout, a refused node key) "+
+			"through every retry; nothing became ready. Retry the write once the agent answers."),
+		o(CodeChecksumMismatch, "A copied file's sha256 differs from the central copy's SHA256SUMS; nothing "+
+			"became ready. The detail names the file."),
+		o(CodeInsufficientDisk, "The model does not fit in what the node's cache may still use; checked before "+
+			"the first byte. The detail gives the bytes needed and free."),
+		o(CodeCentralCopyInvalid, "The model's central copy cannot be copied: no or a malformed SHA256SUMS, a "+
+			"listed file missing, or a path leading out of the store."),
+		o(CodeNodeAgentRefused, "The node agent refused the request; the detail says why."),
 	}
 }

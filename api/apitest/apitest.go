@@ -5,6 +5,7 @@ package apitest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -28,6 +29,7 @@ import (
 	"platformapi/resources/codehostsim"
 	"platformapi/resources/licencetest"
 	"platformapi/resources/monitoringsim"
+	"platformapi/resources/nodeagent"
 	"platformapi/resources/pipelinesim"
 )
 
@@ -65,7 +67,11 @@ type Env struct {
 	Monitor  *monitoringsim.Sim   // the simulated monitoring (used unless Options.Monitor is set)
 	Metrics  *prometheus.Registry // the server's metrics, served at /metrics
 	Proxy    *pgtest.Proxy        // between server and database, when Options.Proxy
-	logs     *lockedWriter
+	Fleet    *nodeagent.Fleet     // the node agents of the roster (start some with StartAgent)
+	// StoreRoot is the central model store every agent of the Env reads
+	// (write central copies with nodeagent.WriteCentralCopy).
+	StoreRoot string
+	logs      *lockedWriter
 }
 
 // Options adjust an Env; zero values take the defaults.
@@ -96,6 +102,12 @@ type Options struct {
 	CredentialCache time.Duration
 	// NoChangeFeed leaves the cache without the change feed (missed events).
 	NoChangeFeed bool
+	// AgentPolicy says how cache jobs poll and retry node agents (zero:
+	// polls every 20 ms, retries 3 times from 10 ms on).
+	AgentPolicy bunstore.AgentPolicy
+	// ReconcileInterval is the node cache reconcile's interval (0: an hour,
+	// so that only tests that ask for it see it run after the first).
+	ReconcileInterval time.Duration
 }
 
 func codeHost(o Options, sim *codehostsim.Sim) resources.CodeHost {
@@ -133,6 +145,7 @@ func New(t testing.TB, o Options) *Env {
 		pepper = Pepper
 	}
 	e.Store, e.Portal = st, bunstore.TokenMinter{Store: st, Pepper: pepper}
+	e.Fleet, e.StoreRoot = nodeagent.NewFleet(st, nodeagent.NewClient(nil), pepper), t.TempDir()
 	e.Clock, e.Logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &bytes.Buffer{}, codehostsim.New(), monitoringsim.New()
 	st.SetClock(e.Clock.Now)
 	if _, err := e.Portal.CreateUser(ctx, "", resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
@@ -164,14 +177,14 @@ func New(t testing.TB, o Options) *Env {
 		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st, Idempotency: idem(o, st),
 			Customers: st, Tenants: st, Users: st, CodeHost: codeHost(o, e.VCS), Operations: st, Projects: st,
 			Releases: st, AIModels: st, AIGateway: st, AINodes: st, NodeCaches: st, Monitoring: monitor(o, e.Monitor),
-			Licences: st, Brands: st, Readiness: st})
+			NodeAgents: e.Fleet, Licences: st, Brands: st, Readiness: st})
 	if o.CredentialCache > 0 && !o.NoChangeFeed {
 		st.SetChangePublisher(localFeed{e.Server})
 	}
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}
-	e.startWorker(logger)
+	e.startWorker(logger, o)
 	e.HTTP = httptest.NewServer(e.Server.Router())
 	t.Cleanup(e.HTTP.Close)
 	return e
@@ -200,10 +213,15 @@ func (f localFeed) Publish(_ context.Context, c resources.Change) { f.srv.Change
 
 // startWorker runs the background worker with the simulated pipeline until
 // the test ends.
-func (e *Env) startWorker(logger *slog.Logger) {
+func (e *Env) startWorker(logger *slog.Logger, o Options) {
 	e.Pipeline = pipelinesim.New(e.Store, 0, pipelinesim.WithLogger(logger))
+	policy := o.AgentPolicy
+	if policy == (bunstore.AgentPolicy{}) {
+		policy = bunstore.AgentPolicy{Poll: 20 * time.Millisecond, Backoff: 10 * time.Millisecond, Attempts: 3}
+	}
 	w, err := e.Store.NewWorker(bunstore.WorkerConfig{Pipeline: e.Pipeline, PollInterval: 20 * time.Millisecond, Logger: logger,
-		Metrics: e.Metrics})
+		Metrics: e.Metrics, Agents: e.Fleet, AgentPolicy: policy,
+		ReconcileInterval: cmp.Or(o.ReconcileInterval, time.Hour)})
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"platformapi/api/sharedcache"
 	"platformapi/bunstore"
 	"platformapi/resources"
+	"platformapi/resources/nodeagent"
 )
 
 // Options is the configuration every command shares.
@@ -60,6 +61,8 @@ type Main struct {
 	shared   *sharedcache.Shared   // nil without --redis-url
 	feed     *bunstore.ChangeFeed  // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
 	stopFeed func()                // stops the running change feed (Redis or PostgreSQL) and waits
+	fleet    *nodeagent.Fleet      // the node agents of the roster
+	demo     *demoFleet            // serve --demo: the in-process agents of the demo fleet
 }
 
 // Open connects to the configured database, starting the embedded cluster
@@ -87,6 +90,7 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 		m.Close()
 		return nil, err
 	}
+	m.fleet = nodeagent.NewFleet(m.store, nodeagent.NewClient(nil), m.pepper)
 	if opts.RedisURL != "" {
 		if m.shared, err = sharedcache.New(sharedcache.Options{URL: opts.RedisURL, Logger: opts.Logger}); err != nil {
 			m.Close()
@@ -202,6 +206,9 @@ func (m *Main) freezeDatabaseClock(ctx context.Context) error {
 // Close stops the change feed (waiting for it), closes the database and
 // stops the embedded cluster, if any.
 func (m *Main) Close() {
+	if m.demo != nil {
+		m.demo.close()
+	}
 	if m.stopFeed != nil {
 		m.stopFeed()
 	}

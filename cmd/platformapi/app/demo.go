@@ -53,6 +53,9 @@ func (m *Main) buildDemo(ctx context.Context, h http.Handler) (resources.MintedT
 	if err := m.loadDemoWorld(ctx); err != nil {
 		return resources.MintedToken{}, err
 	}
+	if err := m.startDemoFleet(ctx); err != nil {
+		return resources.MintedToken{}, err
+	}
 	if err := m.loadDemoHistory(ctx, h); err != nil {
 		return resources.MintedToken{}, err
 	}

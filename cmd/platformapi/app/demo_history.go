@@ -59,7 +59,8 @@ func (m *Main) loadDemoHistory(ctx context.Context, h http.Handler) error {
 	}
 	sim := pipelinesim.New(m.store, 0, pipelinesim.WithLogger(m.opts.Logger))
 	defer sim.Close()
-	w, err := m.store.NewWorker(bunstore.WorkerConfig{Pipeline: sim, PollInterval: 10 * time.Millisecond, Logger: m.opts.Logger})
+	w, err := m.store.NewWorker(bunstore.WorkerConfig{Pipeline: sim, PollInterval: 10 * time.Millisecond,
+		Logger: m.opts.Logger, Agents: m.fleet, AgentPolicy: bunstore.AgentPolicy{Poll: 20 * time.Millisecond}})
 	if err != nil {
 		return err
 	}

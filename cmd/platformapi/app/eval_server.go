@@ -50,6 +50,7 @@ func StartEvalServer(ctx context.Context, opts Options, dsn string) (s *EvalServ
 		return nil, err
 	}
 	opts.DatabaseURL, opts.TokenPepperFile = dsn, filepath.Join(s.dir, "token-pepper")
+	opts.DataDir = s.dir // the demo fleet's store and caches
 	if err := os.WriteFile(opts.TokenPepperFile, []byte(rand.Text()+rand.Text()), 0o600); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(s.dir))
 	}

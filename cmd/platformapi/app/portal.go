@@ -18,7 +18,7 @@ func portalCommand(opts *Options, out io.Writer) *cobra.Command {
 	cmd.AddCommand(portalAPI(opts, out), portalUser(opts, out), portalRole(opts, out),
 		portalServiceAccount(opts, out), portalToken(opts, out))
 	cmd.AddCommand(portalRelease(opts, out)...)
-	cmd.AddCommand(portalInventory(opts, out), portalLicence(opts, out))
+	cmd.AddCommand(portalInventory(opts, out), portalNodeKey(opts, out), portalLicence(opts, out))
 	return cmd
 }
 

@@ -36,6 +36,27 @@ func portalInventory(opts *Options, out io.Writer) *cobra.Command {
 	return cmd
 }
 
+// portalNodeKey enrols a node's agent: it prints the node's key, once.
+func portalNodeKey(opts *Options, out io.Writer) *cobra.Command {
+	var as string
+	cmd := &cobra.Command{Use: "node-key HOSTNAME", Short: "Print a new node key for a node's agent (rotates the old one)",
+		Long: "Draws a new node key for the roster node HOSTNAME and prints {hostname, node_key, rotated, " +
+			"created_at} once: put node_key into the agent's --key-file (the agent re-reads it within a second). " +
+			"An earlier key of the node stops working at once. The server keeps only a nonce the key derives from " +
+			"under the token pepper. Audited as ai_node.node_key.",
+		Args: cobra.ExactArgs(1),
+		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
+			k, err := m.Portal().MintNodeKey(c.Context(), as, args[0])
+			if err != nil {
+				return err
+			}
+			return PrintJSON(out, k)
+		})}
+	cmd.Flags().StringVar(&as, "as", "", "e-mail of the acting person holding ai-write-global or admin (required)")
+	_ = cmd.MarkFlagRequired("as")
+	return cmd
+}
+
 // readInventory reads and validates an inventory file ("-": stdin).
 func readInventory(path string, stdin io.Reader) (resources.InventoryFile, error) {
 	var data []byte

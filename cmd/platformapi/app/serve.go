@@ -40,9 +40,13 @@ type ServeOptions struct {
 	GatewayURL     string        // AI gateway base URL, ending in /v1
 	PrometheusURL  string        // monitoring of the AI nodes; empty: the simulated one
 	PollInterval   time.Duration // how often the worker looks for jobs; 0: 1 second
-	MetricsAddr    string        // separate listener for /metrics; empty: on Addr
-	RequestTimeout time.Duration // bounds each request
-	AuthRecheck    time.Duration // longest a cached credential is trusted (0: 30 s)
+	// ReconcileInterval is how often node caches are compared with what the
+	// node agents report (0: bunstore.DefaultReconcileInterval).
+	ReconcileInterval time.Duration
+	AgentPolicy       bunstore.AgentPolicy // how cache jobs poll and retry node agents
+	MetricsAddr       string               // separate listener for /metrics; empty: on Addr
+	RequestTimeout    time.Duration        // bounds each request
+	AuthRecheck       time.Duration        // longest a cached credential is trusted (0: 30 s)
 }
 
 // pipeline picks the release pipeline: the webhook when configured, else
@@ -59,7 +63,7 @@ func (m *Main) pipeline(o ServeOptions) resources.ReleasePipeline {
 func (m *Main) startWorker(ctx context.Context, o ServeOptions, reg prometheus.Registerer) (*bunstore.Worker, error) {
 	w, err := m.store.NewWorker(bunstore.WorkerConfig{Pipeline: m.pipeline(o), ProvisionDelay: o.ProvisionDelay,
 		JobTimeout: o.JobTimeout, RescueAfter: o.RescueAfter, PollInterval: o.PollInterval, Logger: m.opts.Logger,
-		Metrics: reg})
+		Metrics: reg, Agents: m.fleet, AgentPolicy: o.AgentPolicy, ReconcileInterval: o.ReconcileInterval})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +129,8 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
 			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o),
 			Operations: m.store, Projects: m.store, Releases: m.store, AIModels: m.store, AIGateway: m.store,
-			AINodes: m.store, NodeCaches: m.store, Monitoring: m.monitor(o), Licences: m.store, Brands: m.store,
+			AINodes: m.store, NodeCaches: m.store, Monitoring: m.monitor(o), NodeAgents: m.fleet, Licences: m.store,
+			Brands:    m.store,
 			Readiness: m.store})
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err

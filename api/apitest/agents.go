@@ -1,0 +1,60 @@
+package apitest
+
+import (
+	"context"
+	"net/http/httptest"
+
+	"platformapi/resources/nodeagent"
+)
+
+// Agent is a real node agent of the Env, served on loopback over a cache
+// directory of its own and the Env's StoreRoot.
+type Agent struct {
+	*nodeagent.Agent
+	HTTP      *httptest.Server
+	CacheRoot string
+	Key       string
+}
+
+// StartAgent enrols the roster node host (it must be on the roster) and
+// starts its agent: a node key minted by the administrator, the agent
+// serving on loopback, the node's agent_url pointing at it. cfg may set
+// the agent's limits (its roots, key and logger are the Env's).
+func (e *Env) StartAgent(host string, cfg nodeagent.Config) *Agent {
+	e.T.Helper()
+	k, err := e.Portal.MintNodeKey(context.Background(), AdminEmail, host)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	cfg.StoreRoot, cfg.CacheRoot, cfg.Key, cfg.KeyFile = e.StoreRoot, e.T.TempDir(), k.Key, ""
+	a, err := nodeagent.New(cfg)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	e.T.Cleanup(func() { srv.Close(); _ = a.Close() })
+	e.SetAgentURL(host, srv.URL)
+	return &Agent{Agent: a, HTTP: srv, CacheRoot: cfg.CacheRoot, Key: k.Key}
+}
+
+// SetAgentURL points the roster node's agent_url at url ("": none).
+func (e *Env) SetAgentURL(host, url string) {
+	e.T.Helper()
+	var v any = url
+	if url == "" {
+		v = nil
+	}
+	if _, err := e.Store.DB().NewRaw("UPDATE ai_nodes SET agent_url = ? WHERE hostname = ?", v, host).
+		Exec(context.Background()); err != nil {
+		e.T.Fatal(err)
+	}
+}
+
+// CentralCopy writes a model's central copy into the Env's store at
+// models/<repo> (the nas_path /models/<repo>).
+func (e *Env) CentralCopy(repo string, files map[string][]byte) {
+	e.T.Helper()
+	if err := nodeagent.WriteCentralCopy(e.StoreRoot, "models/"+repo, files); err != nil {
+		e.T.Fatal(err)
+	}
+}

@@ -1,0 +1,186 @@
+package bunstore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/uptrace/bun"
+
+	"platformapi/resources"
+)
+
+// DefaultReconcileInterval is how often the node caches are compared with
+// what the node agents report.
+const DefaultReconcileInterval = time.Minute
+
+// reconcileArgs is the periodic job that compares the database's node
+// caches with every enrolled node agent's report.
+type reconcileArgs struct{}
+
+// Kind names the job kind.
+func (reconcileArgs) Kind() string { return "node_cache_reconcile" }
+
+// reconcileWorker asks each enrolled node's agent what it holds and makes
+// the database agree, node by node, each change audited as system: a ready
+// cache the agent no longer reports turns missing, a missing one it reports
+// again turns ready, a verified cache of a catalogue model the database
+// does not know is adopted; the models' offline_ready and location follow.
+// Caches being copied or removed belong to their jobs and are left alone;
+// a node whose agent does not answer changes nothing.
+type reconcileWorker struct {
+	river.WorkerDefaults[reconcileArgs]
+	store  *Store
+	agents resources.NodeAgents
+	logger *slog.Logger
+}
+
+// Work reconciles every enrolled node once.
+func (w *reconcileWorker) Work(ctx context.Context, _ *river.Job[reconcileArgs]) error {
+	nodes, err := w.store.NodeAgentEnrolments(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		rep, err := w.agents.Report(ctx, n.Hostname)
+		if err != nil {
+			w.logger.Info("node cache reconcile: agent did not answer; nothing changed",
+				"hostname", n.Hostname, "error", err)
+			continue
+		}
+		if err := w.store.reconcileNode(ctx, n.Hostname, rep); err != nil {
+			return fmt.Errorf("reconcile node caches of %q: %w", n.Hostname, err)
+		}
+	}
+	return nil
+}
+
+// onDisk is what an agent reports of one node: its ready caches by repo,
+// and the repos it is still copying.
+type onDisk struct {
+	ready   map[string]resources.AgentCache
+	copying map[string]bool
+}
+
+func diskOf(rep resources.AgentReport) onDisk {
+	d := onDisk{ready: map[string]resources.AgentCache{}, copying: map[string]bool{}}
+	for _, c := range rep.Caches {
+		switch c.State {
+		case resources.AgentCacheReady:
+			d.ready[c.Repo] = c
+		case resources.AgentCacheCopying:
+			d.copying[c.Repo] = true
+		}
+	}
+	return d
+}
+
+// reconcileNode makes the database's caches of one node agree with its
+// agent's report, in one transaction (models locked before caches, as
+// every cache path does).
+func (s *Store) reconcileNode(ctx context.Context, hostname string, rep resources.AgentReport) error {
+	disk := diskOf(rep)
+	return s.inTx(ctx, func(tx bun.Tx) error {
+		models, err := reconcileModels(ctx, tx, hostname, disk)
+		if err != nil {
+			return err
+		}
+		var caches []nodeCacheRow
+		if err := tx.NewSelect().Model(&caches).Where("hostname = ?", hostname).OrderExpr("model_id").
+			For("UPDATE").Scan(ctx); err != nil {
+			return err
+		}
+		for i := range caches {
+			if err := reconcileCache(ctx, tx, &caches[i], models[caches[i].ModelID], disk); err != nil {
+				return err
+			}
+		}
+		return adoptCaches(ctx, tx, hostname, caches, models, disk)
+	})
+}
+
+// reconcileModels locks, in id order, the models of the node's caches and
+// the catalogue models of the caches on its disk.
+func reconcileModels(ctx context.Context, tx bun.Tx, hostname string, disk onDisk) (map[int64]*cacheModelRow, error) {
+	repos := make([]string, 0, len(disk.ready))
+	for r := range disk.ready {
+		repos = append(repos, r)
+	}
+	sel := tx.NewSelect().Model((*cacheModelRow)(nil)).
+		Where("id IN (SELECT model_id FROM node_caches WHERE hostname = ?)", hostname).OrderExpr("id").For("UPDATE")
+	if len(repos) > 0 {
+		sel.WhereOr("repo IN (?)", bun.List(repos))
+	}
+	var rows []*cacheModelRow
+	if err := sel.Scan(ctx, &rows); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*cacheModelRow, len(rows))
+	for _, m := range rows {
+		out[m.ID] = m
+	}
+	return out, nil
+}
+
+// reconcileCache turns a ready cache missing when the disk lacks it, and a
+// missing one ready when the disk has it again.
+func reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow, model *cacheModelRow, disk onDisk) error {
+	found, onNode := disk.ready[model.Repo]
+	before := cacheAudit(c, model)
+	var action string
+	switch {
+	case c.Status == resources.NodeCacheReady && !onNode && !disk.copying[model.Repo]:
+		c.Status, action = resources.NodeCacheMissing, "node_cache.missing"
+	case c.Status == resources.NodeCacheMissing && onNode:
+		size := gigabytes(found.BytesTotal)
+		c.Status, c.Path, c.SizeGB, action = resources.NodeCacheReady, &found.Path, &size, "node_cache.found"
+	default:
+		return nil
+	}
+	if err := updateRow(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := placeModel(ctx, tx, model); err != nil {
+		return err
+	}
+	return writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action, entityType: "node_cache",
+		entityID: c.target(), before: before, after: cacheAudit(c, model)})
+}
+
+// adoptCaches records the verified caches on the node's disk that the
+// database does not know, when the catalogue has their model.
+func adoptCaches(ctx context.Context, tx bun.Tx, hostname string, known []nodeCacheRow,
+	models map[int64]*cacheModelRow, disk onDisk) error {
+	for _, m := range sortedModels(models) {
+		c, onNode := disk.ready[m.Repo]
+		if !onNode || slices.ContainsFunc(known, func(k nodeCacheRow) bool { return k.ModelID == m.ID }) {
+			continue
+		}
+		size := gigabytes(c.BytesTotal)
+		row := &nodeCacheRow{Hostname: hostname, ModelID: m.ID, Status: resources.NodeCacheReady, Path: &c.Path, SizeGB: &size}
+		if _, err := tx.NewInsert().Model(row).ExcludeColumn("created_at", "updated_at").Returning("*").Exec(ctx); err != nil {
+			return err
+		}
+		before := cacheAudit(nil, m)
+		if err := placeModel(ctx, tx, m); err != nil {
+			return err
+		}
+		if err := writeAudit(ctx, tx, auditEntry{actor: systemActor, action: "node_cache.adopted", entityType: "node_cache",
+			entityID: row.target(), before: before, after: cacheAudit(row, m)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedModels(m map[int64]*cacheModelRow) []*cacheModelRow {
+	out := make([]*cacheModelRow, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *cacheModelRow) int { return int(a.ID - b.ID) })
+	return out
+}

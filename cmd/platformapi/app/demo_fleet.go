@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"platformapi/resources"
+	"platformapi/resources/nodeagent"
+)
+
+// demoFleet is the demo's node agents: one real agent per roster node, in
+// this process, over directories under <data-dir>/demo-fleet and served on
+// a loopback port each, so a demo copy moves real bytes an operator can ls.
+type demoFleet struct {
+	agents  []*nodeagent.Agent
+	servers []*http.Server
+}
+
+// demoFleetDir is where the demo fleet keeps its store and caches.
+func (m *Main) demoFleetDir() string { return filepath.Join(m.opts.DataDir, "demo-fleet") }
+
+// startDemoFleet writes the demo store (synthetic weights of every model
+// with a central copy) and starts an agent per roster node, enrolled with
+// the node's key (minted by the demo administrator the first time) and its
+// agent_url pointing at it. Close stops them.
+func (m *Main) startDemoFleet(ctx context.Context) error {
+	store := filepath.Join(m.demoFleetDir(), "store")
+	for _, repo := range demoCentral {
+		if err := nodeagent.WriteCentralCopy(store, "models/"+repo, demoWeights(repo)); err != nil {
+			return err
+		}
+	}
+	var hosts []string
+	if err := m.db.NewRaw("SELECT hostname FROM ai_nodes ORDER BY hostname").Scan(ctx, &hosts); err != nil {
+		return err
+	}
+	m.demo = &demoFleet{}
+	for _, host := range hosts {
+		if err := m.startDemoAgent(ctx, store, host); err != nil {
+			return fmt.Errorf("demo agent of %s: %w", host, err)
+		}
+	}
+	return nil
+}
+
+// startDemoAgent serves one node's agent on a loopback port.
+func (m *Main) startDemoAgent(ctx context.Context, store, host string) error {
+	cache := filepath.Join(m.demoFleetDir(), host, "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	if _, err := m.db.NewRaw("UPDATE ai_nodes SET agent_url = ? WHERE hostname = ?",
+		"http://"+ln.Addr().String(), host).Exec(ctx); err != nil {
+		return errors.Join(err, ln.Close())
+	}
+	key, err := m.demoNodeKey(ctx, host)
+	if err != nil {
+		return errors.Join(err, ln.Close())
+	}
+	a, err := nodeagent.New(nodeagent.Config{StoreRoot: store, CacheRoot: cache, Key: key,
+		Logger: m.opts.Logger.With("demo_agent", host)})
+	if err != nil {
+		return errors.Join(err, ln.Close())
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	m.demo.agents, m.demo.servers = append(m.demo.agents, a), append(m.demo.servers, srv)
+	return nil
+}
+
+// demoNodeKey is the node's key: derived from its enrolment, or minted by
+// the demo administrator when it has none yet.
+func (m *Main) demoNodeKey(ctx context.Context, host string) (string, error) {
+	enrolled, err := m.store.NodeAgentEnrolments(ctx, []string{host})
+	if err != nil {
+		return "", err
+	}
+	if len(enrolled) == 1 {
+		return resources.DeriveNodeKey(m.pepper, host, enrolled[0].KeyNonce), nil
+	}
+	k, err := m.Portal().MintNodeKey(ctx, demoAdmin, host)
+	return k.Key, err
+}
+
+// close stops the demo agents and their listeners.
+func (f *demoFleet) close() {
+	for _, srv := range f.servers {
+		_ = srv.Close()
+	}
+	for _, a := range f.agents {
+		_ = a.Close()
+	}
+}
+
+// demoWeights are a model's synthetic weights: a config, a tokenizer and
+// two shards of pseudo-random bytes seeded by the repo, 4.1 MiB in all,
+// the same on every run.
+func demoWeights(repo string) map[string][]byte {
+	seed := sha256.Sum256([]byte(repo))
+	rng := rand.NewChaCha8(seed)
+	shard := func(n int) []byte {
+		b := make([]byte, n)
+		_, _ = rng.Read(b)
+		return b
+	}
+	return map[string][]byte{
+		"config.json":                      fmt.Appendf(nil, `{"_name_or_path": %q, "synthetic_demo_weights": true}`+"\n", repo),
+		"tokenizer.json":                   shard(64 << 10),
+		"model-00001-of-00002.safetensors": shard(2 << 20),
+		"model-00002-of-00002.safetensors": shard(2 << 20),
+	}
+}
