@@ -2,17 +2,56 @@ package api_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
+	"platformapi/resources/nodeagent"
 )
 
+// modelFiles are a small model's weights: a config and two shards.
+func modelFiles(repo string) map[string][]byte {
+	shard := func(n int, b byte) []byte {
+		out := make([]byte, n)
+		for i := range out {
+			out[i] = b + byte(i%251)
+		}
+		return out
+	}
+	return map[string][]byte{"config.json": []byte(`{"repo":"` + repo + `"}`),
+		"model-00001-of-00002.safetensors": shard(96<<10, 1), "model-00002-of-00002.safetensors": shard(64<<10, 7)}
+}
+
+// modelBytes is what modelFiles holds in all.
+func modelBytes(repo string) int64 {
+	var n int64
+	for _, b := range modelFiles(repo) {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// agentEnv is nodeEnv with real agents enrolled on gpu-01 and gpu-02 (not
+// on gpu-01-vm1), each with the options' limits.
+func agentEnv(t *testing.T, o apitest.Options, cfg nodeagent.Config) (*apitest.Env, string, map[string]*apitest.Agent) {
+	e, tok := nodeEnv(t, o)
+	agents := map[string]*apitest.Agent{}
+	for _, h := range []string{"gpu-01", "gpu-02"} {
+		agents[h] = e.StartAgent(h, cfg)
+	}
+	return e, tok, agents
+}
+
 // cacheModel inserts a catalogue row by SQL (the catalogue owns ai_models),
-// with a central copy when central.
+// with a central copy in the Env's store when central.
 func cacheModel(t *testing.T, e *apitest.Env, repo string, central bool) string {
 	t.Helper()
+	if central {
+		e.CentralCopy(repo, modelFiles(repo))
+	}
 	var id int64
 	q := "INSERT INTO ai_models (repo, display_name, status, size_gb) VALUES (?, ?, 'planned', NULL) RETURNING id"
 	if central {
@@ -54,8 +93,20 @@ func copyToNode(t *testing.T, e *apitest.Env, tok, host, model string, headers .
 	return op
 }
 
+// assertCopied checks that the node's cache holds exactly the model's
+// files, byte for byte, at the path the database records.
+func assertCopied(t *testing.T, a *apitest.Agent, repo string) {
+	t.Helper()
+	for name, want := range modelFiles(repo) {
+		got, err := os.ReadFile(filepath.Join(a.CacheRoot, repo, name))
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s on the node: %v (%d bytes, want %d)", name, err, len(got), len(want))
+		}
+	}
+}
+
 func TestNodeCaches_Copy_PutToSucceededOperation_CacheReadyModelOfflineReadyBoth(t *testing.T) {
-	e, tok := nodeEnv(t, apitest.Options{})
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	model := cacheModel(t, e, "Qwen/Qwen3-Coder-30B", true)
 	op := copyToNode(t, e, tok, "gpu-01", model, "X-Request-ID", "copy-1")
 	if tgt := op["target"].(map[string]any); tgt["type"] != "node_cache" || tgt["id"] != "gpu-01/"+model {
@@ -65,10 +116,15 @@ func TestNodeCaches_Copy_PutToSucceededOperation_CacheReadyModelOfflineReadyBoth
 	if res := done["result"].(map[string]any); res["status"] != "ready" || res["already_ready"] != false {
 		t.Fatalf("result: %v", res)
 	}
+	total := float64(modelBytes("Qwen/Qwen3-Coder-30B"))
+	if p, _ := done["progress"].(map[string]any); p["bytes_done"] != total || p["bytes_total"] != total {
+		t.Fatalf("progress of the finished copy: %v", done["progress"])
+	}
+	assertCopied(t, agents["gpu-01"], "Qwen/Qwen3-Coder-30B")
 	caches := e.Do("GET", "/api/v1/node-caches?hostname=gpu-01", tok, nil).JSON(t)["items"].([]any)
 	c := caches[0].(map[string]any)
-	if len(caches) != 1 || c["status"] != "ready" || c["model_id"] != model || c["size_gb"] != 16.5 ||
-		c["path"] != "/var/lib/platform/models/Qwen/Qwen3-Coder-30B" {
+	if len(caches) != 1 || c["status"] != "ready" || c["model_id"] != model || c["size_gb"] != total/1e9 ||
+		c["path"] != filepath.Join(agents["gpu-01"].CacheRoot, "Qwen/Qwen3-Coder-30B") {
 		t.Fatalf("caches: %v", caches)
 	}
 	if ready, loc := modelPlacement(t, e, model); !ready || loc == nil || *loc != "both" {
@@ -88,7 +144,7 @@ func TestNodeCaches_Copy_PutToSucceededOperation_CacheReadyModelOfflineReadyBoth
 }
 
 func TestNodeCaches_Copy_IdempotentRetriesStartNoSecondCopy(t *testing.T) {
-	e, tok := nodeEnv(t, apitest.Options{})
+	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
 	var wg sync.WaitGroup
 	for range 10 {
@@ -121,8 +177,8 @@ func TestNodeCaches_Copy_IdempotentRetriesStartNoSecondCopy(t *testing.T) {
 	}
 }
 
-func TestNodeCaches_Delete_RemovesCacheAndRecomputesModelPlacement(t *testing.T) {
-	e, tok := nodeEnv(t, apitest.Options{})
+func TestNodeCaches_Delete_RemovesTheWeightsOnTheNodeAndRecomputesModelPlacement(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
 	for _, host := range []string{"gpu-01", "gpu-02"} {
 		pollOperation(t, e, tok, copyToNode(t, e, tok, host, model)["id"].(string), "succeeded")
@@ -136,6 +192,9 @@ func TestNodeCaches_Delete_RemovesCacheAndRecomputesModelPlacement(t *testing.T)
 			t.Fatalf("delete %s: %d %s", host, r.Status, r.Body)
 		}
 		pollOperation(t, e, tok, op["id"].(string), "succeeded")
+		if _, err := os.Stat(filepath.Join(agents[host].CacheRoot, "org/model")); !os.IsNotExist(err) {
+			t.Fatalf("the weights are still on %s: %v", host, err)
+		}
 		ready, loc := modelPlacement(t, e, model)
 		if want := i == 0; ready != want || (want && *loc != "both") || (!want && *loc != "nas") {
 			t.Fatalf("after removing %s: offline_ready %v location %v", host, ready, *loc)
@@ -151,7 +210,7 @@ func TestNodeCaches_Delete_RemovesCacheAndRecomputesModelPlacement(t *testing.T)
 }
 
 func TestNodeCaches_LocalOnlyModel_LocationLocalThenNowhere(t *testing.T) {
-	e, tok := nodeEnv(t, apitest.Options{})
+	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/local", false)
 	aiNodeSQL(t, e, "INSERT INTO node_caches (hostname, model_id, status) VALUES ('gpu-01', ?, 'ready')", parseInt(t, model))
 	op := e.Do("DELETE", "/api/v1/node-caches/gpu-01/"+model, tok, nil).JSON(t)
@@ -162,7 +221,7 @@ func TestNodeCaches_LocalOnlyModel_LocationLocalThenNowhere(t *testing.T) {
 }
 
 func TestNodeCaches_Refusals_404UnknownNodeModel_409NotInStoreAndBusy(t *testing.T) {
-	e, tok := nodeEnv(t, apitest.Options{})
+	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	central, planned := cacheModel(t, e, "org/central", true), cacheModel(t, e, "org/planned", false)
 	assertProblem(t, e.Do("PUT", "/api/v1/node-caches/gpu-99/"+central, tok, nil), 404, "ai_node_not_found")
 	assertProblem(t, e.Do("PUT", "/api/v1/node-caches/gpu-01/999", tok, nil), 404, "ai_model_not_found")
@@ -170,6 +229,11 @@ func TestNodeCaches_Refusals_404UnknownNodeModel_409NotInStoreAndBusy(t *testing
 	assertProblem(t, e.Do("DELETE", "/api/v1/node-caches/gpu-99/"+central, tok, nil), 404, "ai_node_not_found")
 	assertProblem(t, e.Do("DELETE", "/api/v1/node-caches/gpu-01/999", tok, nil), 404, "ai_model_not_found")
 	assertProblem(t, e.Do("PUT", "/api/v1/node-caches/gpu-01/x", tok, nil), 400, "invalid_parameter")
+	noAgent := assertProblem(t, e.Do("PUT", "/api/v1/node-caches/gpu-01-vm1/"+central, tok, nil), 409,
+		"node_agent_not_enrolled")
+	if noAgent["detail"] != resources.NotEnrolled("gpu-01-vm1").Detail {
+		t.Fatalf("not enrolled: %v", noAgent)
+	}
 	id := parseInt(t, central)
 	aiNodeSQL(t, e, "INSERT INTO node_caches (hostname, model_id, status) VALUES ('gpu-01', ?, 'copying'), ('gpu-02', ?, 'removing')", id, id)
 	busy := assertProblem(t, e.Do("DELETE", "/api/v1/node-caches/gpu-01/"+central, tok, nil), 409, "node_cache_busy")
@@ -192,7 +256,7 @@ func aiNodeSQL(t *testing.T, e *apitest.Env, sql string, args ...any) {
 }
 
 func TestNodeCaches_Copy_WhileACopyRuns_AnswersThatOperationWithoutAKey(t *testing.T) {
-	e, tok := nodeEnv(t, apitest.Options{})
+	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
 	aiNodeSQL(t, e, "INSERT INTO node_caches (hostname, model_id, status) VALUES ('gpu-01', ?, 'copying')", parseInt(t, model))
 	var running int64

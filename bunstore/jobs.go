@@ -90,6 +90,9 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 		cfg.Logger = slog.Default()
 	}
 	timeout := cmpOr(cfg.JobTimeout, 5*time.Minute)
+	if cfg.AgentPolicy.Watch == 0 { // an attempt lets go of a copy well before the job's timeout
+		cfg.AgentPolicy.Watch = min(time.Minute, timeout/2)
+	}
 	client, err := river.NewClient(riverdatabasesql.New(s.db.DB), &river.Config{
 		PeriodicJobs:         reconcileSchedule(cfg.ReconcileInterval),
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},

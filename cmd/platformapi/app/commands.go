@@ -114,6 +114,9 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 			"(env PLATFORMAPI_STATEMENT_TIMEOUT)")
 	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached credential before reading it again (the bound while the change feed is down)")
 	f.StringVar(&so.PrometheusURL, "prometheus-url", os.Getenv("PLATFORMAPI_PROMETHEUS_URL"), "Prometheus base URL for AI node live values (env PLATFORMAPI_PROMETHEUS_URL); empty: simulated")
+	f.DurationVar(&so.ReconcileInterval, "reconcile-interval", envDuration("PLATFORMAPI_RECONCILE_INTERVAL",
+		bunstore.DefaultReconcileInterval), "how often node caches are compared with what the node agents report "+
+		"(env PLATFORMAPI_RECONCILE_INTERVAL)")
 	return cmd
 }
 

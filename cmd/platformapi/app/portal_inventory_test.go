@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"platformapi/resources"
 )
 
 // inventoryFile writes an inventory file into a temporary directory.
@@ -91,5 +93,65 @@ func TestPortalInventoryImport_ActingPersonNeedsAIWrite(t *testing.T) {
 	c.refused("forbidden", "portal", "inventory", "import", f, "--as", "reader@example.test")
 	if m := c.ok("portal", "inventory", "import", f, "--as", "root@example.test"); hostList(m["created"]) != "[]" {
 		t.Fatalf("%v", m)
+	}
+}
+
+func TestPortalInventoryImport_AgentURLKeptAndShownOnTheRoster(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "inventory", "import", inventoryFile(t, "a.yaml",
+		"nodes:\n- {hostname: gpu-01, agent_url: 'https://10.0.0.5:9441/'}\n- {hostname: gpu-02}\n"))
+	var urls []*string
+	c.query("SELECT agent_url FROM ai_nodes ORDER BY hostname", &urls)
+	if len(urls) != 2 || urls[0] == nil || *urls[0] != "https://10.0.0.5:9441" || urls[1] != nil {
+		t.Fatalf("agent urls: %v", urls)
+	}
+	c.refused(resources.CodeInventoryInvalid, "portal", "inventory", "import", inventoryFile(t, "b.yaml",
+		"nodes:\n- {hostname: gpu-01, agent_url: 'file:///etc/passwd'}\n"))
+}
+
+func TestPortalNodeKey_PrintedOnceRotatedAuditedNeverStored(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "inventory", "import", inventoryFile(t, "a.yaml", "nodes:\n- {hostname: gpu-01}\n"))
+	first := c.ok("portal", "node-key", "gpu-01", "--as", "root@example.test")
+	key, _ := first["node_key"].(string)
+	if !strings.HasPrefix(key, resources.NodeKeyPrefix) || len(key) != len(resources.NodeKeyPrefix)+43 ||
+		first["rotated"] != false || first["hostname"] != "gpu-01" {
+		t.Fatalf("first key: %v", first)
+	}
+	second := c.ok("portal", "node-key", "gpu-01", "--as", "root@example.test")
+	if second["node_key"] == key || second["rotated"] != true {
+		t.Fatalf("rotation: %v", second)
+	}
+	var nonce []byte
+	c.query("SELECT nonce FROM ai_node_keys WHERE hostname = 'gpu-01'", &nonce)
+	if got := resources.DeriveNodeKey(resources.Pepper("cli-test-pepper-0123456789"), "gpu-01", nonce); got != second["node_key"] {
+		t.Fatal("the printed key is not the one the stored nonce derives")
+	}
+	var dump string
+	c.query("SELECT (SELECT string_agg(k::text, ' ') FROM ai_node_keys k) || "+
+		"(SELECT string_agg(a::text, ' ') FROM audit_events a)", &dump)
+	if strings.Contains(dump, key) || strings.Contains(dump, second["node_key"].(string)) {
+		t.Fatal("a node key is stored in the database")
+	}
+	var actions []string
+	c.query("SELECT action || ' ' || actor || ' ' || auth_kind FROM audit_events WHERE action = 'ai_node.node_key'", &actions)
+	if len(actions) != 2 || actions[0] != "ai_node.node_key root@example.test session" {
+		t.Fatalf("audit: %v", actions)
+	}
+}
+
+func TestPortalNodeKey_UnknownNodeAndPersonWithoutAIWriteRefused(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "inventory", "import", inventoryFile(t, "a.yaml", "nodes:\n- {hostname: gpu-01}\n"))
+	c.ok("portal", "user", "create", "--email", "reader@example.test", "--name", "Reader")
+	c.refused(resources.CodeAINodeNotFound, "portal", "node-key", "gpu-99", "--as", "root@example.test")
+	c.refused(resources.CodeForbidden, "portal", "node-key", "gpu-01", "--as", "reader@example.test")
+	if _, err := c.run("portal", "node-key", "gpu-01"); err == nil {
+		t.Fatal("a node key without --as")
+	}
+	var n int
+	c.query("SELECT count(*) FROM ai_node_keys", &n)
+	if n != 0 {
+		t.Fatalf("%d keys after refusals", n)
 	}
 }

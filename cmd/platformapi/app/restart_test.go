@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"platformapi/resources/nodeagent"
 )
 
 // TestServe_KilledWhileProvisioning_OperationFinishesOnceAfterRestart runs
@@ -118,4 +122,73 @@ func (c *client) waitStatus(path, status string, within time.Duration) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestServe_KilledWhileCopying_CopyFinishesAfterRestartWithoutCopyingAgain
+// runs the real server binary against a real (throttled) node agent, kills
+// the server (SIGKILL) while a copy runs, starts it again and checks that
+// the operation then succeeds once, with every byte read from the store
+// once: the new server joined the agent's copy instead of starting over.
+func TestServe_KilledWhileCopying_CopyFinishesAfterRestartWithoutCopyingAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server twice")
+	}
+	c := newCLI(t)
+	c.ok("portal", "api", "enable", "--as", "root@example.test")
+	tok := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "k",
+		"--scopes", "ai-write-global,ai-read-global")["token"].(string)
+	agent, total := startInProcessAgent(t, c, 64<<10)
+	var model int64
+	c.query("INSERT INTO ai_models (repo, display_name, status, location, nas_volume, nas_path) "+
+		"VALUES ('org/model', 'model', 'owned', 'nas', 'models', '/models/org/model') RETURNING id", &model)
+	bin, addr := buildServer(t), freeAddr(t)
+	first := startServer(t, bin, c.dsn, addr, "--job-timeout", "2m", "--job-rescue-after", "2m")
+	api := &client{t: t, base: "http://" + addr + "/api/v1", token: tok}
+	op := api.call("PUT", fmt.Sprintf("/node-caches/gpu-01/%d", model), "", 202)
+	opPath := "/operations/" + op["id"].(string)
+	api.waitStatus(opPath, "running", 30*time.Second)
+	_ = first.Process.Kill() // the job is left running in the queue, the agent goes on copying
+	_, _ = first.Process.Wait()
+	startServer(t, bin, c.dsn, addr, "--job-timeout", "3s", "--job-rescue-after", "3s")
+	api.waitStatus(opPath, "succeeded", 90*time.Second)
+	caches := api.call("GET", "/node-caches?hostname=gpu-01", "", 200)["items"].([]any)
+	if len(caches) != 1 || caches[0].(map[string]any)["status"] != "ready" {
+		t.Fatalf("caches: %v", caches)
+	}
+	if read := agent.BytesRead(); read != total {
+		t.Fatalf("the agent read %d bytes from the store for a %d-byte model", read, total)
+	}
+	var ready int
+	c.query("SELECT count(*) FROM audit_events WHERE action = 'node_cache.ready'", &ready)
+	if ready != 1 {
+		t.Fatalf("the copy was recorded %d times", ready)
+	}
+}
+
+// startInProcessAgent enrols gpu-01 with a real node agent served in
+// this process (throttled to bytesPerSecond) over a store holding the
+// central copy of org/model; it answers the agent and the model's size.
+func startInProcessAgent(t *testing.T, c *cli, bytesPerSecond int64) (*nodeagent.Agent, int64) {
+	t.Helper()
+	store := t.TempDir()
+	files := map[string][]byte{"config.json": []byte(`{}`), "model.safetensors": bytes.Repeat([]byte("w"), 256<<10)}
+	if err := nodeagent.WriteCentralCopy(store, "models/org/model", files); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ok("portal", "inventory", "import", inventoryFile(t, "a.yaml",
+		"nodes:\n- {hostname: gpu-01, agent_url: 'http://"+ln.Addr().String()+"'}\n"))
+	key := c.ok("portal", "node-key", "gpu-01", "--as", "root@example.test")["node_key"].(string)
+	a, err := nodeagent.New(nodeagent.Config{StoreRoot: store, CacheRoot: t.TempDir(), Key: key,
+		MaxBytesPerSecond: bytesPerSecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close(); _ = a.Close() })
+	return a, int64(len(files["config.json"]) + len(files["model.safetensors"]))
 }

@@ -1,0 +1,204 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"platformapi/api/apitest"
+	"platformapi/resources"
+	"platformapi/resources/nodeagent"
+)
+
+// failedCopy starts a copy onto host and waits for it to fail with code;
+// no cache is left and the model is where it was.
+func failedCopy(t *testing.T, e *apitest.Env, tok, host, model, code string) map[string]any {
+	t.Helper()
+	op := pollOperation(t, e, tok, copyToNode(t, e, tok, host, model)["id"].(string), "failed")
+	if er, _ := op["error"].(map[string]any); er["code"] != code || er["detail"] == "" {
+		t.Fatalf("error %v, want %s", op["error"], code)
+	}
+	if n := count(t, e, "SELECT count(*) FROM node_caches"); n != 0 {
+		t.Fatalf("a failed copy left %d cache rows", n)
+	}
+	if ready, loc := modelPlacement(t, e, model); ready || loc == nil || *loc != "nas" {
+		t.Fatalf("model after a failed copy: offline_ready %v location %v", ready, loc)
+	}
+	return op
+}
+
+// published lists the files under the agent's cache root outside its own
+// bookkeeping (.partial, .trash).
+func published(t *testing.T, a *apitest.Agent) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(a.CacheRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(a.CacheRoot, p)
+		if d.IsDir() && strings.HasPrefix(rel, ".") && rel != "." {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestNodeCaches_Copy_CorruptCentralFile_FailedChecksumMismatchNothingReady(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	shard := filepath.Join(e.StoreRoot, "models/org/model/model-00002-of-00002.safetensors")
+	b, _ := os.ReadFile(shard)
+	b[len(b)/2] ^= 0xff // same size, other bytes: only the digest can tell
+	if err := os.WriteFile(shard, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	op := failedCopy(t, e, tok, "gpu-01", model, resources.CodeChecksumMismatch)
+	if d := op["error"].(map[string]any)["detail"].(string); !strings.Contains(d, "model-00002-of-00002.safetensors") {
+		t.Fatalf("the detail does not name the file: %s", d)
+	}
+	if files := published(t, agents["gpu-01"]); len(files) != 0 {
+		t.Fatalf("published on the node: %v", files)
+	}
+	if ev, _ := auditItems(t, e, tok, "?action=node_cache.copy_failed"); len(ev) != 1 || ev[0]["actor"] != "system" {
+		t.Fatalf("events: %v", ev)
+	}
+}
+
+func TestNodeCaches_Copy_CapSmallerThanTheModel_FailedInsufficientDiskNoByteWritten(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{MaxCacheBytes: 100 << 10})
+	model := cacheModel(t, e, "org/model", true)
+	op := failedCopy(t, e, tok, "gpu-02", model, resources.CodeInsufficientDisk)
+	if d := op["error"].(map[string]any)["detail"].(string); !strings.Contains(d, fmt.Sprint(modelBytes("org/model"))) {
+		t.Fatalf("the detail does not give the bytes needed (%d): %s", modelBytes("org/model"), d)
+	}
+	entries, err := os.ReadDir(agents["gpu-02"].CacheRoot)
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("the cache root is not untouched: %v %v", entries, err)
+	}
+}
+
+func TestNodeCaches_Copy_AgentDown_RetriedThenFailedNodeAgentUnreachable(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	agents["gpu-01"].HTTP.Close()
+	op := failedCopy(t, e, tok, "gpu-01", model, resources.CodeNodeAgentUnreachable)
+	if tries := count(t, e, "SELECT attempt FROM river_job WHERE kind = 'node_cache_copy'"); tries != 3 {
+		t.Fatalf("the job ran %d times, want 3 (the policy's attempts)", tries)
+	}
+	if d := op["error"].(map[string]any)["detail"].(string); strings.Contains(d, agents["gpu-01"].Key) {
+		t.Fatal("the node key is in the operation's error")
+	}
+}
+
+func TestNodeCaches_Copy_KeyRotatedAwayFromTheAgent_FailedNodeAgentUnreachable(t *testing.T) {
+	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	if _, err := e.Portal.MintNodeKey(context.Background(), apitest.AdminEmail, "gpu-02"); err != nil {
+		t.Fatal(err) // the server now sends the new key; the agent still holds the old one
+	}
+	op := failedCopy(t, e, tok, "gpu-02", model, resources.CodeNodeAgentUnreachable)
+	if d := op["error"].(map[string]any)["detail"].(string); !strings.Contains(d, "key") {
+		t.Fatalf("the detail does not say the key was refused: %s", d)
+	}
+}
+
+func TestNodeCaches_Copy_CentralPathLeavingTheStore_FailedCentralCopyInvalid(t *testing.T) {
+	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	aiNodeSQL(t, e, "UPDATE ai_models SET nas_path = '/models/../../etc' WHERE id = ?", parseInt(t, model))
+	failedCopy(t, e, tok, "gpu-01", model, resources.CodeCentralCopyInvalid)
+}
+
+func TestNodeCaches_Copy_ThrottledAgent_ProgressInBytesWhileRunning(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{MaxBytesPerSecond: 64 << 10})
+	model := cacheModel(t, e, "org/model", true)
+	op := copyToNode(t, e, tok, "gpu-01", model)
+	total := float64(modelBytes("org/model"))
+	var seen map[string]any
+	eventually(t, "a running copy reports its bytes", func() bool {
+		seen = e.Do("GET", "/api/v1/operations/"+op["id"].(string), tok, nil).JSON(t)
+		p, _ := seen["progress"].(map[string]any)
+		return seen["status"] == "running" && p != nil && p["bytes_done"].(float64) > 0 &&
+			p["bytes_done"].(float64) < total && p["bytes_total"] == total
+	})
+	pollOperation(t, e, tok, op["id"].(string), "succeeded")
+	assertCopied(t, agents["gpu-01"], "org/model")
+}
+
+func TestNodeCaches_Reconcile_DeletedByHandBecomesMissingThenCopiedAgain(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{ReconcileInterval: 100e6}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	pollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
+	if err := os.RemoveAll(filepath.Join(agents["gpu-01"].CacheRoot, "org/model")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the cache deleted by hand turns missing", func() bool {
+		items := e.Do("GET", "/api/v1/node-caches?hostname=gpu-01", tok, nil).JSON(t)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["status"] == "missing"
+	})
+	if ready, loc := modelPlacement(t, e, model); ready || *loc != "nas" {
+		t.Fatalf("model with its only cache missing: %v %v", ready, *loc)
+	}
+	if ev, _ := auditItems(t, e, tok, "?action=node_cache.missing"); len(ev) != 1 || ev[0]["actor"] != "system" {
+		t.Fatalf("events: %v", ev)
+	}
+	pollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
+	assertCopied(t, agents["gpu-01"], "org/model")
+	if ready, loc := modelPlacement(t, e, model); !ready || *loc != "both" {
+		t.Fatalf("model copied again: %v %v", ready, *loc)
+	}
+}
+
+func TestNodeCaches_Reconcile_VerifiedCacheOnDiskAdopted(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{ReconcileInterval: 100e6}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	a := agents["gpu-02"]
+	ep := resources.AgentEndpoint{Hostname: "gpu-02", URL: a.HTTP.URL, Key: a.Key}
+	c := nodeagent.NewClient(nil)
+	if _, err := c.Copy(context.Background(), ep, "org/model", "models/org/model"); err != nil {
+		t.Fatal(err) // copied behind the database's back, as an operator's script might
+	}
+	eventually(t, "the cache on disk is adopted", func() bool {
+		items := e.Do("GET", "/api/v1/node-caches?hostname=gpu-02", tok, nil).JSON(t)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["status"] == "ready"
+	})
+	if ready, loc := modelPlacement(t, e, model); !ready || *loc != "both" {
+		t.Fatalf("model with an adopted cache: %v %v", ready, *loc)
+	}
+	if ev, _ := auditItems(t, e, tok, "?action=node_cache.adopted"); len(ev) != 1 || ev[0]["entity_id"] != "gpu-02/"+model {
+		t.Fatalf("events: %v", ev)
+	}
+}
+
+func TestAINodes_CacheFileSystemBytesFromTheAgent_NullWithoutOne(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{})
+	nodes := nodeItems(t, e.Do("GET", "/api/v1/ai/nodes", tok, nil).JSON(t))
+	for h, a := range agents {
+		n := nodes[h]
+		total, free := n["cache_fs_total_bytes"].(float64), n["cache_fs_free_bytes"].(float64)
+		if n["agent_url"] != a.HTTP.URL || total <= 0 || free <= 0 || free > total {
+			t.Fatalf("%s: url %v total %v free %v", h, n["agent_url"], n["cache_fs_total_bytes"], n["cache_fs_free_bytes"])
+		}
+	}
+	vm := nodes["gpu-01-vm1"]
+	if vm["agent_url"] != nil || vm["cache_fs_total_bytes"] != nil || vm["cache_fs_free_bytes"] != nil {
+		t.Fatalf("a node without an agent: %v", vm)
+	}
+	agents["gpu-02"].HTTP.Close()
+	eventually(t, "an agent that stopped answering reads as null", func() bool {
+		n := e.Do("GET", "/api/v1/ai/nodes/gpu-02", tok, nil).JSON(t)
+		return n["cache_fs_free_bytes"] == nil && n["agent_url"] != nil
+	})
+}
