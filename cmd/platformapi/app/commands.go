@@ -28,6 +28,9 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 		Use: "platformapi", Short: "Management API server of a cloud platform installation",
 		SilenceUsage: true, SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Name() == "node-agent" && !cmd.Flags().Changed("log-level") {
+				logLevel = cmp.Or(os.Getenv(nodeAgentEnv+"LOG_LEVEL"), logLevel)
+			}
 			var lvl slog.Level
 			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
 				return err
@@ -57,7 +60,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(out)
 	root.AddCommand(serveCommand(opts, out), migrateCommand(opts, out), portalCommand(opts, out), evalCommand(opts, out),
-		versionCommand(out))
+		versionCommand(out), nodeAgentCommand(opts))
 	return root
 }
 
