@@ -23,6 +23,7 @@ import (
 	"platformapi/api/sharedcache"
 	"platformapi/bunstore"
 	"platformapi/resources"
+	"platformapi/resources/monitoringsim"
 )
 
 // Options is the configuration every command shares.
@@ -60,6 +61,7 @@ type Main struct {
 	shared   *sharedcache.Shared   // nil without --redis-url
 	feed     *bunstore.ChangeFeed  // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
 	stopFeed func()                // stops the running change feed (Redis or PostgreSQL) and waits
+	sim      *monitoringsim.Sim    // the simulated fleet; nil with Prometheus
 }
 
 // Open connects to the configured database, starting the embedded cluster
