@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -57,11 +58,14 @@ type Main struct {
 	db       *bun.DB
 	store    *bunstore.Store
 	pepper   resources.Pepper
-	clock    *bunstore.FrozenClock // set once the database's clock is frozen
-	shared   *sharedcache.Shared   // nil without --redis-url
-	feed     *bunstore.ChangeFeed  // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
-	stopFeed func()                // stops the running change feed (Redis or PostgreSQL) and waits
-	sim      *monitoringsim.Sim    // the simulated fleet; nil with Prometheus
+	shared   *sharedcache.Shared  // nil without --redis-url
+	feed     *bunstore.ChangeFeed // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
+	stopFeed func()               // stops the running change feed (Redis or PostgreSQL) and waits
+	// clock is the database's frozen clock while one is installed: with
+	// --frozen-clock, and while the demo history is built (holdDemoClock).
+	clock    atomic.Pointer[bunstore.FrozenClock]
+	demoBase time.Time          // the instant the demo history leads up to
+	sim      *monitoringsim.Sim // the simulated fleet; nil with Prometheus
 }
 
 // Open connects to the configured database, starting the embedded cluster
@@ -82,9 +86,7 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 		return nil, err
 	}
 	m.dsn, m.db, m.store = dsn, db, bunstore.NewStore(db)
-	if at := opts.FrozenClock; !at.IsZero() {
-		m.store.SetClock(func() time.Time { return at })
-	}
+	m.store.SetClock(m.now)
 	if m.pepper, err = loadPepper(opts, m.embedded != nil); err != nil {
 		m.Close()
 		return nil, err
@@ -175,11 +177,13 @@ func ensurePepperFile(path string) error {
 	return errors.Join(err, f.Close())
 }
 
-// now is the clock of the command: frozen, or the real one.
+// now is the clock of the command, the store's and the API's: the
+// database's frozen clock while one is installed, else --frozen-clock's
+// instant, else the real clock.
 func (m *Main) now() time.Time {
-	switch {
-	case m.clock != nil:
-		return m.clock.Now()
+	switch c := m.clock.Load(); {
+	case c != nil:
+		return c.Now()
 	case !m.opts.FrozenClock.IsZero():
 		return m.opts.FrozenClock
 	}
@@ -196,8 +200,7 @@ func (m *Main) freezeDatabaseClock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.clock = c
-	m.store.SetClock(c.Now)
+	m.clock.Store(c)
 	return nil
 }
 
