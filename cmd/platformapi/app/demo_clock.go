@@ -31,13 +31,14 @@ func (m *Main) holdDemoClock(ctx context.Context) (release func(context.Context)
 	m.demoBase = c.Now()
 	m.clock.Store(c)
 	return func(ctx context.Context) error {
+		err := bunstore.ThawClock(ctx, m.db) // the database first: nothing is written on the real clock before
 		m.clock.Store(nil)
-		return bunstore.ThawClock(ctx, m.db)
+		return err
 	}, nil
 }
 
-// demoAt moves every clock to before ahead of the instant the demo history
-// leads up to (see holdDemoClock).
+// demoAt moves every clock to the instant before earlier than the one the
+// demo history leads up to (see holdDemoClock).
 func (m *Main) demoAt(ctx context.Context, before time.Duration) error {
 	c := m.clock.Load()
 	if c == nil {
