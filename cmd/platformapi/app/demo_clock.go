@@ -31,7 +31,7 @@ func (m *Main) holdDemoClock(ctx context.Context) (release func(context.Context)
 	m.demoBase = c.Now()
 	m.clock.Store(c)
 	return func(ctx context.Context) error {
-		err := bunstore.ThawClock(ctx, m.db) // the database first: nothing is written on the real clock before
+		err := bunstore.ThawClock(ctx, m.db) // the database first, then the Go side
 		m.clock.Store(nil)
 		return err
 	}, nil
