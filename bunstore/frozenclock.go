@@ -102,3 +102,15 @@ func (c *FrozenClock) Set(ctx context.Context, at time.Time) error {
 	c.mu.Unlock()
 	return nil
 }
+
+// ThawClock removes the frozen clock from the database, if installed (its
+// triggers, their function and the instant): every timestamp the database
+// writes reads the real clock again. The Go side is the caller's: stop
+// using the FrozenClock's Now.
+func ThawClock(ctx context.Context, db bun.IDB) error {
+	if _, err := db.ExecContext(ctx, `DROP FUNCTION IF EXISTS platformapi_frozen_clock() CASCADE;
+DROP TABLE IF EXISTS platformapi_frozen_clock`); err != nil {
+		return fmt.Errorf("thawing the frozen clock: %w", err)
+	}
+	return nil
+}

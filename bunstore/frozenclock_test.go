@@ -44,3 +44,42 @@ func TestFrozenClock_DatabaseNowAndStoreClockStandStill(t *testing.T) {
 		t.Fatalf("audit times (-want +got)\n%s", diff)
 	}
 }
+
+func TestThawClock_DatabaseWritesRealTimeAgainTwiceIsHarmless(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.DB(t)
+	if _, err := bunstore.NewStore(db).CreateUser(ctx, "", resources.NewUser{Email: "a@example.test",
+		DisplayName: "A"}); err != nil {
+		t.Fatal(err)
+	}
+	touch := func() (at time.Time) {
+		t.Helper()
+		q := "UPDATE users SET updated_at = now() RETURNING updated_at"
+		if err := db.NewRaw(q).Scan(ctx, &at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	frozen := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := bunstore.FreezeClock(ctx, db, frozen); err != nil {
+		t.Fatal(err)
+	}
+	if got := touch(); !got.Equal(frozen) {
+		t.Fatalf("frozen: now() wrote %v, want %v", got, frozen)
+	}
+	for range 2 {
+		if err := bunstore.ThawClock(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := time.Now()
+	got := touch()
+	if got.Before(before.Add(-time.Second)) || got.After(time.Now().Add(time.Second)) {
+		t.Fatalf("thawed: now() wrote %v, want the real time (%v)", got, before)
+	}
+	var left int
+	if err := db.NewRaw("SELECT count(*) FROM pg_trigger WHERE tgname = 'platformapi_frozen_clock'").
+		Scan(ctx, &left); err != nil || left != 0 {
+		t.Fatalf("%d frozen-clock triggers left (%v)", left, err)
+	}
+}

@@ -144,7 +144,7 @@ turns:
 	if diff := cmp.Diff([]string{"system", "user", "assistant", "tool"}, roles); diff != "" {
 		t.Fatalf("second request's roles (-want +got)\n%s", diff)
 	}
-	if !strings.Contains(msgs[3].(map[string]any)["content"].(string), `"gpu_count":8`) {
+	if !strings.Contains(msgs[3].(map[string]any)["content"].(string), `"gpu_count":7`) {
 		t.Fatalf("tool result not handed back: %v", msgs[3])
 	}
 	if got := rep.Suites[0].Runs[0].Answers; !cmp.Equal(got, []string{"ok"}) {

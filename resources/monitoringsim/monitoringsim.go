@@ -22,6 +22,7 @@ type Sim struct {
 	mu             sync.Mutex
 	nodes          map[string]resources.NodeLive
 	silent         map[string]time.Duration // how long each node's collector has been silent
+	fleet          Fleet                    // the machines SetRoster reports (FromRoster)
 }
 
 // New returns a reachable simulated monitoring system that knows no node.

@@ -9,8 +9,20 @@ import (
 	"platformapi/resources"
 )
 
+// demoRoster is the demo world's roster (cmd/platformapi/app/demo_inventory.yaml)
+// as far as the simulation reads it.
+func demoRoster() []resources.AINode {
+	return []resources.AINode{
+		{Hostname: "gpu-fra1-01", GPUClass: ptr("H100")},
+		{Hostname: "gpu-fra1-01-vm1", IsVirtual: true, GPUClass: ptr("H100"),
+			ParentHost: ptr("gpu-fra1-01"), VMID: ptr(101)},
+		{Hostname: "gpu-fra1-02", GPUClass: ptr("L40S")},
+		{Hostname: "gpu-fra1-03", GPUClass: ptr("L40S")},
+	}
+}
+
 func TestSim_StaleCollectorAfterMoreThan30sOfSilence(t *testing.T) {
-	s := Demo()
+	s := FromRoster(demoRoster(), DemoFleet())
 	s.SilenceCollector("gpu-fra1-02", 31*time.Second)
 	s.SilenceCollector("gpu-fra1-01", 30*time.Second)
 	snap, err := s.NodeSnapshot(context.Background())
@@ -28,7 +40,7 @@ func TestSim_StaleCollectorAfterMoreThan30sOfSilence(t *testing.T) {
 }
 
 func TestSim_UnreachableAndSlowFailAsUnreachable(t *testing.T) {
-	s := Demo()
+	s := FromRoster(demoRoster(), DemoFleet())
 	s.SetUnreachable(true)
 	if _, err := s.NodeSnapshot(context.Background()); !errors.Is(err, resources.ErrMonitoringUnreachable) {
 		t.Fatalf("unreachable: %v", err)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -23,6 +24,7 @@ import (
 	"platformapi/api/sharedcache"
 	"platformapi/bunstore"
 	"platformapi/resources"
+	"platformapi/resources/monitoringsim"
 	"platformapi/resources/nodeagent"
 )
 
@@ -57,12 +59,16 @@ type Main struct {
 	db       *bun.DB
 	store    *bunstore.Store
 	pepper   resources.Pepper
-	clock    *bunstore.FrozenClock // set once the database's clock is frozen
-	shared   *sharedcache.Shared   // nil without --redis-url
-	feed     *bunstore.ChangeFeed  // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
-	stopFeed func()                // stops the running change feed (Redis or PostgreSQL) and waits
-	fleet    *nodeagent.Fleet      // the node agents of the roster
-	demo     *demoFleet            // serve --demo: the in-process agents of the demo fleet
+	shared   *sharedcache.Shared  // nil without --redis-url
+	feed     *bunstore.ChangeFeed // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
+	stopFeed func()               // stops the running change feed (Redis or PostgreSQL) and waits
+	// clock is the database's frozen clock while one is installed: with
+	// --frozen-clock, and while the demo history is built (holdDemoClock).
+	clock    atomic.Pointer[bunstore.FrozenClock]
+	demoBase time.Time          // the instant the demo history leads up to
+	sim      *monitoringsim.Sim // the simulated fleet; nil with Prometheus
+	fleet    *nodeagent.Fleet   // the node agents of the roster
+	demo     *demoFleet         // serve --demo: the in-process agents of the demo fleet
 }
 
 // Open connects to the configured database, starting the embedded cluster
@@ -83,9 +89,7 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 		return nil, err
 	}
 	m.dsn, m.db, m.store = dsn, db, bunstore.NewStore(db)
-	if at := opts.FrozenClock; !at.IsZero() {
-		m.store.SetClock(func() time.Time { return at })
-	}
+	m.store.SetClock(m.now)
 	if m.pepper, err = loadPepper(opts, m.embedded != nil); err != nil {
 		m.Close()
 		return nil, err
@@ -177,11 +181,13 @@ func ensurePepperFile(path string) error {
 	return errors.Join(err, f.Close())
 }
 
-// now is the clock of the command: frozen, or the real one.
+// now is the clock of the command, the store's and the API's: the
+// database's frozen clock while one is installed, else --frozen-clock's
+// instant, else the real clock.
 func (m *Main) now() time.Time {
-	switch {
-	case m.clock != nil:
-		return m.clock.Now()
+	switch c := m.clock.Load(); {
+	case c != nil:
+		return c.Now()
 	case !m.opts.FrozenClock.IsZero():
 		return m.opts.FrozenClock
 	}
@@ -198,8 +204,7 @@ func (m *Main) freezeDatabaseClock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.clock = c
-	m.store.SetClock(c.Now)
+	m.clock.Store(c)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"platformapi/bunstore"
 	"platformapi/resources"
 )
 
@@ -26,44 +27,88 @@ func (m *Main) setupDemo(ctx context.Context, h http.Handler, out io.Writer) err
 	return err
 }
 
-// buildDemo makes sure the demo administrator exists, the API is on, a
-// licence is installed (the demo licence unless a valid one is) and
-// the demo world is loaded (AI node roster and catalogue rows, then, once,
-// its history: people, customers, projects, releases, caches, keys,
-// tokens), then mints a fresh admin token holding every token scope.
-// Running it again reuses all of it and mints another token.
+// buildDemo makes sure the demo world is loaded, then mints a fresh admin
+// token holding every token scope. The first time it builds the world as a
+// month of history leading up to the clock's instant (loadDemo, with the
+// clocks held by holdDemoClock). Running it again finds the history built
+// and only makes sure of the basics (reloadDemo).
 func (m *Main) buildDemo(ctx context.Context, h http.Handler) (resources.MintedToken, error) {
-	p := m.Portal()
-	if err := m.demoAt(ctx, 31*day); err != nil { // the history starts a month back
-		return resources.MintedToken{}, err
-	}
-	_, err := p.CreateUser(ctx, "", resources.NewUser{Email: demoAdmin, DisplayName: "Demo Administrator", Roles: []string{"admin"}})
-	if e, ok := resources.AsError(err); ok && e.Code == resources.CodeEmailTaken {
-		err = nil
+	built, err := m.demoBuilt(ctx)
+	switch {
+	case err != nil:
+	case built:
+		err = m.reloadDemo(ctx)
+	default:
+		err = m.inDemoPast(ctx, func(ctx context.Context) error { return m.loadDemo(ctx, h) })
 	}
 	if err != nil {
 		return resources.MintedToken{}, err
 	}
+	return m.Portal().CreateToken(ctx, demoAdmin, resources.NewToken{Name: "demo admin",
+		Scopes: allTokenScopes(), Days: resources.TokenDefaultDays, AllowDestroy: true})
+}
+
+// loadDemo builds the world: a month back the demo administrator, the API
+// switch, the demo licence, the AI node roster and catalogue rows
+// (loadDemoBasics), then the rest of the history (loadDemoHistory). The
+// caller holds the clocks.
+func (m *Main) loadDemo(ctx context.Context, h http.Handler) error {
+	if err := m.demoAt(ctx, 31*day); err != nil {
+		return err
+	}
+	if err := m.loadDemoBasics(ctx); err != nil {
+		return err
+	}
+	return m.loadDemoHistory(ctx, h)
+}
+
+// reloadDemo makes sure of the basics of a world built before
+// (loadDemoBasics), now. Without --frozen-clock it first removes a frozen
+// clock an earlier run with the flag left in the database, so that this
+// run writes on the real clock.
+func (m *Main) reloadDemo(ctx context.Context) error {
+	if m.clock.Load() == nil {
+		if err := bunstore.ThawClock(ctx, m.db); err != nil {
+			return err
+		}
+	}
+	return m.loadDemoBasics(ctx)
+}
+
+// demoBuilt reports whether the demo history was built: its first step
+// creates the role operator.
+func (m *Main) demoBuilt(ctx context.Context) (bool, error) {
+	var built bool
+	err := m.db.NewRaw("SELECT EXISTS (SELECT 1 FROM roles WHERE name = 'operator')").Scan(ctx, &built)
+	if err != nil {
+		return false, fmt.Errorf("demo world: looking for its history: %w", err)
+	}
+	return built, nil
+}
+
+// loadDemoBasics makes sure, idempotently, that the demo administrator
+// exists, the API is on, a licence is installed (the demo licence unless a
+// valid one is) and the demo AI node roster and catalogue rows are loaded.
+func (m *Main) loadDemoBasics(ctx context.Context) error {
+	p := m.Portal()
+	_, err := p.CreateUser(ctx, "", resources.NewUser{Email: demoAdmin,
+		DisplayName: "Demo Administrator", Roles: []string{"admin"}})
+	if e, ok := resources.AsError(err); ok && e.Code == resources.CodeEmailTaken {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
 	if _, err := p.SetAPIEnabled(ctx, demoAdmin, true); err != nil {
-		return resources.MintedToken{}, err
+		return err
 	}
 	if err := m.installDemoLicence(ctx); err != nil {
-		return resources.MintedToken{}, err
+		return err
 	}
 	if err := m.loadDemoWorld(ctx); err != nil {
-		return resources.MintedToken{}, err
+		return err
 	}
-	if err := m.startDemoFleet(ctx); err != nil {
-		return resources.MintedToken{}, err
-	}
-	if err := m.loadDemoHistory(ctx, h); err != nil {
-		return resources.MintedToken{}, err
-	}
-	if err := m.demoAt(ctx, 0); err != nil {
-		return resources.MintedToken{}, err
-	}
-	return p.CreateToken(ctx, demoAdmin, resources.NewToken{Name: "demo admin", Scopes: allTokenScopes(),
-		Days: resources.TokenDefaultDays, AllowDestroy: true})
+	return m.startDemoFleet(ctx)
 }
 
 // allTokenScopes are the permission keys a token may hold.

@@ -22,13 +22,17 @@ var demoModels = []resources.AIModelCreate{
 }
 
 // loadDemoWorld imports the demo AI node roster (the hosts the simulated
-// monitoring reports) and the demo catalogue rows, idempotently.
+// monitoring reports, which then follows it) and the demo catalogue rows,
+// idempotently.
 func (m *Main) loadDemoWorld(ctx context.Context) error {
 	f, err := resources.ParseInventory("demo_inventory.yaml", demoInventory)
 	if err != nil {
 		return err
 	}
 	if _, err := m.store.ImportInventory(ctx, demoAdmin, f); err != nil {
+		return err
+	}
+	if err := m.syncSimRoster(ctx); err != nil {
 		return err
 	}
 	for _, c := range demoModels {

@@ -125,11 +125,15 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	} else {
 		m.feed.Register(reg)
 	}
+	monitor, err := m.monitor(ctx, o)
+	if err != nil {
+		return nil, err
+	}
 	srv := api.New(cfg,
 		api.Services{Settings: m.store, Credentials: m.store, Tokens: m.store, Audit: m.store,
 			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o),
 			Operations: m.store, Projects: m.store, Releases: m.store, AIModels: m.store, AIGateway: m.store,
-			AINodes: m.store, NodeCaches: m.store, Monitoring: m.monitor(o), NodeAgents: m.fleet, Licences: m.store,
+			AINodes: m.store, NodeCaches: m.store, Monitoring: monitor, NodeAgents: m.fleet, Licences: m.store,
 			Brands:    m.store,
 			Readiness: m.store})
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
