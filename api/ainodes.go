@@ -35,9 +35,9 @@ type AINode struct {
 	ParentHost          *string               `json:"parent_host" nullable:"true" doc:"Host of a virtual node"`
 	VMID                *int                  `json:"vmid" nullable:"true" doc:"VM id on parent_host"`
 	Services            []string              `json:"services" doc:"Other user-facing services the node hosts"`
-	AgentURL            *string               `json:"agent_url" nullable:"true" doc:"Base URL of the node's agent (inventory); null: no agent, no copies"`
-	CacheFSTotalBytes   *int64                `json:"cache_fs_total_bytes" nullable:"true" doc:"Live from the node agent: size of the model cache's file system"`
-	CacheFSFreeBytes    *int64                `json:"cache_fs_free_bytes" nullable:"true" doc:"Live from the node agent: bytes free there; null when the agent cannot be reached"`
+	AgentURL            *string               `json:"agent_url" nullable:"true" doc:"Node agent's URL; null: none"`
+	CacheFSTotalBytes   *int64                `json:"cache_fs_total_bytes" nullable:"true" doc:"Live (agent): model cache file system size"`
+	CacheFSFreeBytes    *int64                `json:"cache_fs_free_bytes" nullable:"true" doc:"Live (agent): free there"`
 	Cluster             Nullable[NodeCluster] `json:"cluster" doc:"Live"`
 	CollectorStale      *bool                 `json:"collector_stale" nullable:"true" doc:"Live: the metrics collector has been silent for more than 30 seconds"`
 	CPUUtilPct          *float64              `json:"cpu_util_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live: last minute"`

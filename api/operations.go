@@ -16,8 +16,8 @@ type OperationError struct {
 
 // OperationProgress is how far a copy got.
 type OperationProgress struct {
-	BytesDone  int64 `json:"bytes_done" doc:"Bytes copied and verified"`
-	BytesTotal int64 `json:"bytes_total" doc:"Bytes the copy moves in all"`
+	BytesDone  int64 `json:"bytes_done"`
+	BytesTotal int64 `json:"bytes_total"`
 }
 
 // Operation is long-running work started by a 202 answer; poll it at
@@ -29,7 +29,7 @@ type Operation struct {
 	Target     resources.OperationTarget   `json:"target"`
 	Error      Nullable[OperationError]    `json:"error" doc:"Why it failed; null otherwise"`
 	Result     map[string]any              `json:"result" nullable:"true"`
-	Progress   Nullable[OperationProgress] `json:"progress" doc:"How far a node-cache copy got, as the node agent reports it; null for other work"`
+	Progress   Nullable[OperationProgress] `json:"progress" doc:"Copies: bytes so far"`
 	CreatedAt  time.Time                   `json:"created_at"`
 	UpdatedAt  time.Time                   `json:"updated_at"`
 	FinishedAt *time.Time                  `json:"finished_at" nullable:"true"`

@@ -11,6 +11,7 @@ import (
 
 	"platformapi/api"
 	"platformapi/resources"
+	"platformapi/resources/nodeagent"
 )
 
 // TestMCP_AgentAsksWhatNodeCachesAndServes_InAtMostThreeCalls plays the
@@ -26,9 +27,11 @@ func TestMCP_AgentAsksWhatNodeCachesAndServes_InAtMostThreeCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO ai_models (repo, display_name, status, location, nas_volume, nas_path)
-		VALUES ('Qwen/Qwen3-Coder-30B', 'Qwen3 Coder', 'owned', 'nas', 'models', '/models/qwen3')`); err != nil {
+		VALUES ('Qwen/Qwen3-Coder-30B', 'Qwen3 Coder', 'owned', 'nas', 'models', '/models/Qwen/Qwen3-Coder-30B')`); err != nil {
 		t.Fatal(err)
 	}
+	e.api.CentralCopy("Qwen/Qwen3-Coder-30B", map[string][]byte{"config.json": []byte(`{}`)})
+	e.api.StartAgent("gpu-fra1-01", nodeagent.Config{})
 	serving, repo := "serving", "Qwen/Qwen3-Coder-30B"
 	e.api.Monitor.Set("gpu-fra1-01", resources.NodeLive{Status: &serving,
 		Models: []resources.NodeModel{{Model: "qwen3-coder", Repo: &repo, State: &serving}}})

@@ -46,7 +46,10 @@ func StartEvalServer(ctx context.Context, opts Options, dsn string) (s *EvalServ
 		opts.FrozenClock = DefaultEvalClock
 	}
 	s = &EvalServer{dsn: dsn, frozen: opts.FrozenClock}
-	if s.dir, err = os.MkdirTemp("", "platformapi-eval-"); err != nil {
+	// A name of one length: the demo fleet's cache paths are in results
+	// whose sizes two runs compare.
+	s.dir = filepath.Join(os.TempDir(), "platformapi-eval-"+rand.Text()[:12])
+	if err = os.Mkdir(s.dir, 0o700); err != nil {
 		return nil, err
 	}
 	opts.DatabaseURL, opts.TokenPepperFile = dsn, filepath.Join(s.dir, "token-pepper")

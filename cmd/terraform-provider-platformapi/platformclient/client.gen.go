@@ -1102,6 +1102,15 @@ type AIModelPatch_Benchmarks_AdditionalProperties struct {
 
 // AINode defines model for AINode.
 type AINode struct {
+	// AgentUrl Base URL of the node's agent (inventory); null: no agent, no copies
+	AgentUrl nullable.Nullable[string] `json:"agent_url"`
+
+	// CacheFsFreeBytes Live from the node agent: bytes free there; null when the agent cannot be reached
+	CacheFsFreeBytes nullable.Nullable[int64] `json:"cache_fs_free_bytes"`
+
+	// CacheFsTotalBytes Live from the node agent: size of the model cache's file system
+	CacheFsTotalBytes nullable.Nullable[int64] `json:"cache_fs_total_bytes"`
+
 	// Cluster Live
 	Cluster nullable.Nullable[struct {
 		// Name Example: fra1-inference
@@ -1746,13 +1755,13 @@ type NodeCache struct {
 	// Example: Qwen/Qwen3-Coder-30B-A3B-Instruct
 	ModelRepo string `json:"model_repo"`
 
-	// Path Where the weights are on the node's disk; null until ready
+	// Path Where the node agent keeps the weights on the node's disk; null until ready
 	Path nullable.Nullable[string] `json:"path"`
 
 	// SizeGb Size on disk in GB; null until ready
 	SizeGb nullable.Nullable[float64] `json:"size_gb"`
 
-	// Status copying, ready or removing; other values may appear
+	// Status copying, ready, removing, or missing (the node's agent no longer reports it); other values may appear
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -1808,7 +1817,16 @@ type Operation struct {
 	Id string `json:"id"`
 
 	// Kind release_promotion, project_provision, node_cache_copy, node_cache_remove; other values may appear
-	Kind   string                                    `json:"kind"`
+	Kind string `json:"kind"`
+
+	// Progress How far a node-cache copy got, as the node agent reports it; null for other work
+	Progress nullable.Nullable[struct {
+		// BytesDone Bytes copied and verified
+		BytesDone int64 `json:"bytes_done"`
+
+		// BytesTotal Bytes the copy moves in all
+		BytesTotal int64 `json:"bytes_total"`
+	}] `json:"progress"`
 	Result nullable.Nullable[map[string]interface{}] `json:"result"`
 
 	// Status pending, running, succeeded, failed, awaiting_approval, awaiting_operator; other values may appear
@@ -3418,7 +3436,7 @@ type ClientInterface interface {
 
 	// RemoveNodeCache Remove a model's weights from a node
 	//
-	// 202 with a node_cache_remove operation (when a removal already runs, that same operation). When it succeeds the cache is gone and the model's offline_ready and location are recomputed. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs).
+	// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
 	//
 	// Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3427,7 +3445,7 @@ type ClientInterface interface {
 
 	// CopyNodeCache Copy a model's weights onto a node
 	//
-	// Copies weights the platform already holds (the model's central copy) onto the node's disk; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation; when the copy already runs, 202 with that same operation (no second copy); when the cache is already ready, 200 with a finished operation (nothing copied). When the operation succeeds the cache is ready and the model offline_ready (location both). 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_cache_busy (a removal runs).
+	// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 	//
 	// Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -4647,7 +4665,7 @@ func (c *Client) ListNodeCaches(ctx context.Context, params *ListNodeCachesParam
 
 // RemoveNodeCache Remove a model's weights from a node
 //
-// 202 with a node_cache_remove operation (when a removal already runs, that same operation). When it succeeds the cache is gone and the model's offline_ready and location are recomputed. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs).
+// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
 //
 // Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -4666,7 +4684,7 @@ func (c *Client) RemoveNodeCache(ctx context.Context, hostname string, modelId s
 
 // CopyNodeCache Copy a model's weights onto a node
 //
-// Copies weights the platform already holds (the model's central copy) onto the node's disk; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation; when the copy already runs, 202 with that same operation (no second copy); when the cache is already ready, 200 with a finished operation (nothing copied). When the operation succeeds the cache is ready and the model offline_ready (location both). 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_cache_busy (a removal runs).
+// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 //
 // Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -9576,7 +9594,7 @@ type ClientWithResponsesInterface interface {
 
 	// RemoveNodeCacheWithResponse Remove a model's weights from a node
 	//
-	// 202 with a node_cache_remove operation (when a removal already runs, that same operation). When it succeeds the cache is gone and the model's offline_ready and location are recomputed. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs).
+	// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
 	//
 	// Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9587,7 +9605,7 @@ type ClientWithResponsesInterface interface {
 
 	// CopyNodeCacheWithResponse Copy a model's weights onto a node
 	//
-	// Copies weights the platform already holds (the model's central copy) onto the node's disk; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation; when the copy already runs, 202 with that same operation (no second copy); when the cache is already ready, 200 with a finished operation (nothing copied). When the operation succeeds the cache is ready and the model offline_ready (location both). 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_cache_busy (a removal runs).
+	// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 	//
 	// Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -22753,7 +22771,7 @@ func (c *ClientWithResponses) ListNodeCachesWithResponse(ctx context.Context, pa
 
 // RemoveNodeCacheWithResponse Remove a model's weights from a node
 //
-// 202 with a node_cache_remove operation (when a removal already runs, that same operation). When it succeeds the cache is gone and the model's offline_ready and location are recomputed. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs).
+// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
 //
 // Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22770,7 +22788,7 @@ func (c *ClientWithResponses) RemoveNodeCacheWithResponse(ctx context.Context, h
 
 // CopyNodeCacheWithResponse Copy a model's weights onto a node
 //
-// Copies weights the platform already holds (the model's central copy) onto the node's disk; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation; when the copy already runs, 202 with that same operation (no second copy); when the cache is already ready, 200 with a finished operation (nothing copied). When the operation succeeds the cache is ready and the model offline_ready (location both). 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_cache_busy (a removal runs).
+// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 //
 // Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //

@@ -16,6 +16,7 @@ import (
 	"platformapi/resources"
 	"platformapi/resources/codehostsim"
 	"platformapi/resources/monitoringsim"
+	"platformapi/resources/nodeagent"
 )
 
 // Document builds the server's own OpenAPI document in-process: the real
@@ -38,6 +39,7 @@ func newServer() (srv *api.Server, err error) {
 	var svc api.Services
 	svc.CodeHost = codehostsim.New()
 	svc.Monitoring = monitoringsim.New()
+	svc.NodeAgents = nodeagent.NewFleet(st, nodeagent.NewClient(nil), nil)
 	if err := fill(&svc, st); err != nil {
 		return nil, err
 	}
