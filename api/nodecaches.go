@@ -12,22 +12,28 @@ import (
 
 // NodeCache is a model's weights copied onto one node's disk.
 type NodeCache struct {
-	Hostname  string    `json:"hostname" example:"gpu-fra1-01"`
-	ModelID   string    `json:"model_id" example:"3"`
-	ModelRepo string    `json:"model_repo" example:"Qwen/Qwen3-Coder-30B-A3B-Instruct" doc:"The model's repo"`
-	Status    string    `json:"status" doc:"copying, ready, removing, or missing (the node's agent no longer reports it); other values may appear"`
-	Path      *string   `json:"path" nullable:"true" doc:"Where the node agent keeps the weights on the node's disk; null until ready"`
-	SizeGB    *float64  `json:"size_gb" nullable:"true" doc:"Size on disk in GB; null until ready"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Hostname    string    `json:"hostname" example:"gpu-fra1-01"`
+	ModelID     string    `json:"model_id" example:"3"`
+	ModelRepo   string    `json:"model_repo" example:"Qwen/Qwen3-Coder-30B-A3B-Instruct" doc:"The model's repo"`
+	Status      string    `json:"status" doc:"copying, ready, removing, or missing (the node's agent no longer reports it); other values may appear"`
+	Path        *string   `json:"path" nullable:"true" doc:"Where the node agent keeps the weights on the node's disk; null until ready"`
+	SizeGB      *float64  `json:"size_gb" nullable:"true" doc:"Size on disk in GB; null until ready"`
+	OperationID *string   `json:"operation_id" nullable:"true" doc:"Copy or removal running on it (get-operation); null: none"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // listKey is the key a member selection always keeps: node and model.
 func (NodeCache) listKey() []string { return []string{"hostname", "model_id"} }
 
 func nodeCacheView(c resources.NodeCache) NodeCache {
-	return NodeCache{Hostname: c.Hostname, ModelID: formatID(c.ModelID), ModelRepo: c.ModelRepo, Status: c.Status, Path: c.Path, SizeGB: c.SizeGB,
+	v := NodeCache{Hostname: c.Hostname, ModelID: formatID(c.ModelID), ModelRepo: c.ModelRepo, Status: c.Status, Path: c.Path, SizeGB: c.SizeGB,
 		CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+	if c.OperationID != nil {
+		id := formatID(*c.OperationID)
+		v.OperationID = &id
+	}
+	return v
 }
 
 // Inputs and outputs of the node cache operations.

@@ -133,8 +133,16 @@ func TestNodeCaches_Copy_ThrottledAgent_ProgressInBytesWhileRunning(t *testing.T
 		return seen["status"] == "running" && p != nil && p["bytes_done"].(float64) > 0 &&
 			p["bytes_done"].(float64) < total && p["bytes_total"] == total
 	})
+	item := e.Do("GET", "/api/v1/node-caches?hostname=gpu-01", tok, nil).JSON(t)["items"].([]any)[0].(map[string]any)
+	if item["status"] != "copying" || item["operation_id"] != op["id"] {
+		t.Fatalf("the copying cache does not name its operation: %v", item)
+	}
 	pollOperation(t, e, tok, op["id"].(string), "succeeded")
 	assertCopied(t, agents["gpu-01"], "org/model")
+	item = e.Do("GET", "/api/v1/node-caches?hostname=gpu-01", tok, nil).JSON(t)["items"].([]any)[0].(map[string]any)
+	if item["status"] != "ready" || item["operation_id"] != nil {
+		t.Fatalf("a ready cache names an operation: %v", item)
+	}
 }
 
 func TestNodeCaches_Reconcile_DeletedByHandBecomesMissingThenCopiedAgain(t *testing.T) {

@@ -21,11 +21,12 @@ type nodeCacheRow struct {
 	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt     time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
 	ModelRepo     string    `bun:"model_repo,scanonly" json:"-"`
+	OperationID   *int64    `bun:"operation_id,scanonly" json:"-"`
 }
 
 func (r nodeCacheRow) cache() resources.NodeCache {
 	return resources.NodeCache{Hostname: r.Hostname, ModelID: r.ModelID, ModelRepo: r.ModelRepo, Status: r.Status,
-		Path: r.Path, SizeGB: r.SizeGB, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Path: r.Path, SizeGB: r.SizeGB, OperationID: r.OperationID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
 func (r nodeCacheRow) target() string { return resources.CacheTargetID(r.Hostname, r.ModelID) }
@@ -61,6 +62,9 @@ func cacheByKey(ctx context.Context, tx bun.IDB, hostname string, modelID int64)
 func (s *Store) ListNodeCaches(ctx context.Context, f resources.NodeCacheFilter, q resources.PageQuery) (resources.Page[resources.NodeCache], error) {
 	sel := s.db.NewSelect().Model((*nodeCacheRow)(nil)).ColumnExpr("?TableAlias.*").
 		ColumnExpr("(SELECT repo FROM ai_models m WHERE m.id = ?TableAlias.model_id) AS model_repo").
+		ColumnExpr("(SELECT max(o.id) FROM operations o WHERE o.target_type = 'node_cache' AND " +
+			"o.target_id = ?TableAlias.hostname || '/' || ?TableAlias.model_id AND " +
+			"o.status NOT IN ('succeeded', 'failed')) AS operation_id").
 		OrderExpr("hostname, model_id")
 	if q.After != nil {
 		if len(q.After) != 2 {

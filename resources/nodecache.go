@@ -31,14 +31,17 @@ const (
 
 // NodeCache is a model's weights copied onto one node's disk.
 type NodeCache struct {
-	Hostname  string    `json:"hostname"`
-	ModelID   int64     `json:"model_id"`
-	ModelRepo string    `json:"model_repo"` // the model's repo, for people and agents reading a list
-	Status    string    `json:"status"`
-	Path      *string   `json:"path"`
-	SizeGB    *float64  `json:"size_gb"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Hostname  string   `json:"hostname"`
+	ModelID   int64    `json:"model_id"`
+	ModelRepo string   `json:"model_repo"` // the model's repo, for people and agents reading a list
+	Status    string   `json:"status"`
+	Path      *string  `json:"path"`
+	SizeGB    *float64 `json:"size_gb"`
+	// OperationID is the copy or removal still working on the cache; nil
+	// when none is.
+	OperationID *int64    `json:"operation_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // NodeCacheFilter narrows the node cache list; filters are exact and combine.

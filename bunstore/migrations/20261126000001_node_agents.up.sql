@@ -19,3 +19,8 @@ ALTER TABLE node_caches ADD CONSTRAINT node_caches_status_check
     CHECK (status IN ('copying', 'ready', 'removing', 'missing'));
 
 ALTER TABLE operations ADD COLUMN progress jsonb;
+
+-- A node cache lists the operation still working on it (operation_id):
+-- open operations by target, a handful at any time.
+CREATE INDEX operations_open_target ON operations (target_type, target_id)
+    WHERE status NOT IN ('succeeded', 'failed');

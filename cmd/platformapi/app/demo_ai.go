@@ -25,10 +25,12 @@ var demoMoreModels = []map[string]any{
 var demoCentral = []string{"Qwen/Qwen3-Coder-30B-A3B-Instruct", "BAAI/bge-m3", "meta-llama/Llama-3.3-70B-Instruct",
 	"openai/whisper-large-v3"}
 
-// demoCaches are the node caches Li copies: host and model repo.
+// demoCaches are the node caches Li copies: host and model repo. (The copy
+// of BAAI/bge-m3 onto the lab VM, which crawls, starts hours back: see
+// lastDays and demoSlowAgent.)
 var demoCaches = [][2]string{
 	{"gpu-fra1-01", "Qwen/Qwen3-Coder-30B-A3B-Instruct"},
-	{"gpu-fra1-01-vm1", "BAAI/bge-m3"},
+	{"gpu-fra1-02", "BAAI/bge-m3"},
 	{"gpu-fra1-02", "meta-llama/Llama-3.3-70B-Instruct"},
 	{"gpu-fra1-03", "meta-llama/Llama-3.3-70B-Instruct"},
 	{"gpu-fra1-03", "openai/whisper-large-v3"},

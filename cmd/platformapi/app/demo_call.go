@@ -59,14 +59,24 @@ func id(m map[string]any) string { return fmt.Sprint(m["id"]) }
 // wait polls an operation until it has finished (succeeded or failed) or
 // is awaiting approval.
 func (c demoCaller) wait(ctx context.Context, opID string) (map[string]any, error) {
+	return c.waitFor(ctx, opID, func(op map[string]any) bool {
+		switch op["status"] {
+		case "succeeded", "failed", "awaiting_approval":
+			return true
+		}
+		return false
+	})
+}
+
+// waitFor polls an operation until done says so (at most a minute).
+func (c demoCaller) waitFor(ctx context.Context, opID string, done func(map[string]any) bool) (map[string]any, error) {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		op, err := c.do(ctx, http.MethodGet, "/operations/"+opID, nil)
 		if err != nil {
 			return nil, err
 		}
-		switch op["status"] {
-		case "succeeded", "failed", "awaiting_approval":
+		if done(op) {
 			return op, nil
 		}
 		if time.Now().After(deadline) {

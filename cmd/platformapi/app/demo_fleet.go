@@ -24,6 +24,14 @@ type demoFleet struct {
 	servers []*http.Server
 }
 
+// demoSlowAgent is the demo node whose agent may read 64 bytes a second:
+// a copy onto it moves one span (16 KiB) at once, then one every four
+// minutes, so the demo always has a copy in progress to look at.
+const (
+	demoSlowAgent = "gpu-fra1-01-vm1"
+	demoSlowRate  = 64
+)
+
 // demoFleetDir is where the demo fleet keeps its store and caches.
 func (m *Main) demoFleetDir() string { return filepath.Join(m.opts.DataDir, "demo-fleet") }
 
@@ -69,8 +77,11 @@ func (m *Main) startDemoAgent(ctx context.Context, store, host string) error {
 	if err != nil {
 		return errors.Join(err, ln.Close())
 	}
-	a, err := nodeagent.New(nodeagent.Config{StoreRoot: store, CacheRoot: cache, Key: key,
-		Logger: m.opts.Logger.With("demo_agent", host)})
+	cfg := nodeagent.Config{StoreRoot: store, CacheRoot: cache, Key: key, Logger: m.opts.Logger.With("demo_agent", host)}
+	if host == demoSlowAgent {
+		cfg.MaxBytesPerSecond = demoSlowRate
+	}
+	a, err := nodeagent.New(cfg)
 	if err != nil {
 		return errors.Join(err, ln.Close())
 	}
@@ -104,9 +115,10 @@ func (f *demoFleet) close() {
 	}
 }
 
-// demoWeights are a model's synthetic weights: a config, a tokenizer and
-// two shards of pseudo-random bytes seeded by the repo, 4.1 MiB in all,
-// the same on every run.
+// demoWeights are a model's synthetic weights: a tokenizer and two shards
+// of pseudo-random bytes seeded by the repo, 4.06 MiB in all, the same on
+// every run. Every file is at least one throttle span (16 KiB), so the
+// slow agent's copy always stands at exactly one span.
 func demoWeights(repo string) map[string][]byte {
 	seed := sha256.Sum256([]byte(repo))
 	rng := rand.NewChaCha8(seed)

@@ -56,7 +56,9 @@ func (m *Main) loadDemoHistory(ctx context.Context, h http.Handler) error {
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
-	defer func() { _ = w.Stop(context.WithoutCancel(ctx)) }()
+	// Cancelled, not awaited: the copy onto the lab VM goes on under the
+	// server's own worker.
+	defer func() { _ = w.StopAndCancel(context.WithoutCancel(ctx)) }()
 	d := &demoWorld{m: m, sim: sim, ids: map[string]string{}}
 	for _, step := range []func(context.Context, http.Handler) error{d.people, d.tenancy, d.models, d.releases, d.lastDays} {
 		if err := step(ctx, h); err != nil {

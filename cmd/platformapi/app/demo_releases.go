@@ -111,7 +111,32 @@ func (d *demoWorld) lastDays(ctx context.Context, _ http.Handler) error {
 		map[string]any{"summary": "Coding model behind the code tier; served by gpu-fra1-01."}); err != nil {
 		return err
 	}
-	_, err = d.mara.do(ctx, http.MethodPatch, "/customers/"+d.ids["GLOBEX"], map[string]any{"notes": "Renewal call booked."})
+	if _, err := d.mara.do(ctx, http.MethodPatch, "/customers/"+d.ids["GLOBEX"],
+		map[string]any{"notes": "Renewal call booked."}); err != nil {
+		return err
+	}
+	return d.slowCopy(ctx)
+}
+
+// slowCopy: three hours back Li starts copying BAAI/bge-m3 onto the lab VM,
+// whose agent is capped (demoSlowAgent): the copy is still running, with
+// its first bytes moved, when the demo starts.
+func (d *demoWorld) slowCopy(ctx context.Context) error {
+	if err := d.m.demoAt(ctx, 3*hour); err != nil {
+		return err
+	}
+	bge, err := d.modelID(ctx, "BAAI/bge-m3")
+	if err != nil {
+		return err
+	}
+	op, err := d.li.do(ctx, http.MethodPut, "/node-caches/"+demoSlowAgent+"/"+bge, nil)
+	if err != nil {
+		return err
+	}
+	_, err = d.li.waitFor(ctx, id(op), func(op map[string]any) bool { // the first span moved
+		p, _ := op["progress"].(map[string]any)
+		return p != nil && p["bytes_done"] != 0.0
+	})
 	return err
 }
 
