@@ -128,7 +128,6 @@ func demoWeights(repo string) map[string][]byte {
 		return b
 	}
 	return map[string][]byte{
-		"config.json":                      fmt.Appendf(nil, `{"_name_or_path": %q, "synthetic_demo_weights": true}`+"\n", repo),
 		"tokenizer.json":                   shard(64 << 10),
 		"model-00001-of-00002.safetensors": shard(2 << 20),
 		"model-00002-of-00002.safetensors": shard(2 << 20),
