@@ -60,6 +60,9 @@ type Main struct {
 	shared   *sharedcache.Shared   // nil without --redis-url
 	feed     *bunstore.ChangeFeed  // the change feed without Redis: PostgreSQL LISTEN/NOTIFY
 	stopFeed func()                // stops the running change feed (Redis or PostgreSQL) and waits
+	// stopGateway stops keeping the view of live gateway keys, writing the
+	// keys' last uses once more (after the HTTP server drained).
+	stopGateway func()
 }
 
 // Open connects to the configured database, starting the embedded cluster
@@ -199,9 +202,12 @@ func (m *Main) freezeDatabaseClock(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the change feed (waiting for it), closes the database and
-// stops the embedded cluster, if any.
+// Close writes the gateway keys' last uses, stops the change feed (waiting
+// for it), closes the database and stops the embedded cluster, if any.
 func (m *Main) Close() {
+	if m.stopGateway != nil {
+		m.stopGateway()
+	}
 	if m.stopFeed != nil {
 		m.stopFeed()
 	}
