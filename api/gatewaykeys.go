@@ -48,7 +48,7 @@ type liveGatewayKeys struct {
 	byID       map[int64][sha256.Size]byte
 	pending    map[int64]int // key id → re-reads waiting for loadMu
 	loaded     atomic.Bool   // set once the first load succeeded (macs is usable)
-	macs       sync.Pool // *keyMAC under the server key, once loaded
+	macs       sync.Pool     // *keyMAC under the server key, once loaded
 	uses       useLog
 	reloadNow  chan struct{}
 	size       prometheus.Gauge

@@ -520,6 +520,7 @@ func (e WhoamiPrincipalKind) Valid() bool {
 // Defines values for ListAiGatewayKeysParamsStatus.
 const (
 	ListAiGatewayKeysParamsStatusActive  ListAiGatewayKeysParamsStatus = "active"
+	ListAiGatewayKeysParamsStatusExpired ListAiGatewayKeysParamsStatus = "expired"
 	ListAiGatewayKeysParamsStatusRevoked ListAiGatewayKeysParamsStatus = "revoked"
 )
 
@@ -527,6 +528,8 @@ const (
 func (e ListAiGatewayKeysParamsStatus) Valid() bool {
 	switch e {
 	case ListAiGatewayKeysParamsStatusActive:
+		return true
+	case ListAiGatewayKeysParamsStatusExpired:
 		return true
 	case ListAiGatewayKeysParamsStatusRevoked:
 		return true
@@ -1487,10 +1490,12 @@ type GatewayKey struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// CreatedBy Who created it
-	CreatedBy string `json:"created_by"`
+	CreatedBy string                       `json:"created_by"`
+	ExpiresAt nullable.Nullable[time.Time] `json:"expires_at"`
 
 	// Id Example: 4
-	Id string `json:"id"`
+	Id         string                       `json:"id"`
+	LastUsedAt nullable.Nullable[time.Time] `json:"last_used_at"`
 
 	// Name Example: ci-runner
 	Name      string                       `json:"name"`
@@ -1499,16 +1504,18 @@ type GatewayKey struct {
 	// RotatedAt Last rotation; null when never rotated
 	RotatedAt nullable.Nullable[time.Time] `json:"rotated_at"`
 
-	// Status active or revoked; other values may appear
+	// Status active, expired or revoked; an open list
 	Status string `json:"status"`
 
-	// Tier Serving tier the key is meant for; recorded only
+	// Tier Serving tier; sent on as X-Gateway-Tier
 	Tier nullable.Nullable[string] `json:"tier"`
 }
 
 // GatewayKeyCreate defines model for GatewayKeyCreate.
 type GatewayKeyCreate struct {
-	Name string `json:"name"`
+	// ExpiresAt RFC 3339 instant in the future from which the key no longer opens the gateway; omitted or null: never expires
+	ExpiresAt nullable.Nullable[time.Time] `json:"expires_at,omitempty"`
+	Name      string                       `json:"name"`
 
 	// ReturnValue Return the key value in this answer (only here, only once). Default false
 	ReturnValue *bool `json:"return_value,omitempty"`
@@ -1537,10 +1544,12 @@ type IssuedGatewayKey struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// CreatedBy Who created it
-	CreatedBy string `json:"created_by"`
+	CreatedBy string                       `json:"created_by"`
+	ExpiresAt nullable.Nullable[time.Time] `json:"expires_at"`
 
 	// Id Example: 4
-	Id string `json:"id"`
+	Id         string                       `json:"id"`
+	LastUsedAt nullable.Nullable[time.Time] `json:"last_used_at"`
 
 	// Name Example: ci-runner
 	Name      string                       `json:"name"`
@@ -1549,10 +1558,10 @@ type IssuedGatewayKey struct {
 	// RotatedAt Last rotation; null when never rotated
 	RotatedAt nullable.Nullable[time.Time] `json:"rotated_at"`
 
-	// Status active or revoked; other values may appear
+	// Status active, expired or revoked; an open list
 	Status string `json:"status"`
 
-	// Tier Serving tier the key is meant for; recorded only
+	// Tier Serving tier; sent on as X-Gateway-Tier
 	Tier nullable.Nullable[string] `json:"tier"`
 
 	// Value The key value: only when the request set return_value, and never again anywhere
@@ -2250,7 +2259,7 @@ type ListAiGatewayKeysParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Status Only active or only revoked keys
+	// Status Only keys of this status. One of: active, expired, revoked.
 	Status *ListAiGatewayKeysParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
@@ -3017,7 +3026,7 @@ type ClientInterface interface {
 
 	// CreateAiGatewayKeyWithBody Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3028,7 +3037,7 @@ type ClientInterface interface {
 
 	// CreateAiGatewayKey Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3039,7 +3048,7 @@ type ClientInterface interface {
 
 	// RevokeAiGatewayKey Revoke an AI gateway key
 	//
-	// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+	// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3057,7 +3066,7 @@ type ClientInterface interface {
 
 	// RotateAiGatewayKeyWithBody Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3068,7 +3077,7 @@ type ClientInterface interface {
 
 	// RotateAiGatewayKey Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3836,7 +3845,7 @@ func (c *Client) ListAiGatewayKeys(ctx context.Context, params *ListAiGatewayKey
 
 // CreateAiGatewayKeyWithBody Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3857,7 +3866,7 @@ func (c *Client) CreateAiGatewayKeyWithBody(ctx context.Context, params *CreateA
 
 // CreateAiGatewayKey Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3878,7 +3887,7 @@ func (c *Client) CreateAiGatewayKey(ctx context.Context, params *CreateAiGateway
 
 // RevokeAiGatewayKey Revoke an AI gateway key
 //
-// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 //
 // Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3916,7 +3925,7 @@ func (c *Client) GetAiGatewayKey(ctx context.Context, keyId string, reqEditors .
 
 // RotateAiGatewayKeyWithBody Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3937,7 +3946,7 @@ func (c *Client) RotateAiGatewayKeyWithBody(ctx context.Context, keyId string, p
 
 // RotateAiGatewayKey Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -9131,7 +9140,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAiGatewayKeyWithBodyWithResponse Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9142,7 +9151,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAiGatewayKeyWithResponse Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9153,7 +9162,7 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeAiGatewayKeyWithResponse Revoke an AI gateway key
 	//
-	// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+	// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9175,7 +9184,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateAiGatewayKeyWithBodyWithResponse Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9186,7 +9195,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateAiGatewayKeyWithResponse Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -22062,7 +22071,7 @@ func (c *ClientWithResponses) ListAiGatewayKeysWithResponse(ctx context.Context,
 
 // CreateAiGatewayKeyWithBodyWithResponse Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22079,7 +22088,7 @@ func (c *ClientWithResponses) CreateAiGatewayKeyWithBodyWithResponse(ctx context
 
 // CreateAiGatewayKeyWithResponse Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22096,7 +22105,7 @@ func (c *ClientWithResponses) CreateAiGatewayKeyWithResponse(ctx context.Context
 
 // RevokeAiGatewayKeyWithResponse Revoke an AI gateway key
 //
-// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 //
 // Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22130,7 +22139,7 @@ func (c *ClientWithResponses) GetAiGatewayKeyWithResponse(ctx context.Context, k
 
 // RotateAiGatewayKeyWithBodyWithResponse Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22147,7 +22156,7 @@ func (c *ClientWithResponses) RotateAiGatewayKeyWithBodyWithResponse(ctx context
 
 // RotateAiGatewayKeyWithResponse Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
