@@ -18,8 +18,12 @@ var noStore = []string{"no-store"}
 // registerGatewayVerify mounts /ai-gateway/verify on the root router for
 // every method: outside /api/v1 and its switch (the network gate applies),
 // no API token, no rate units, not an MCP tool, not in the OpenAPI document.
+// Paths below it answer the same (Envoy's ext_authz appends the client's
+// path to its path_prefix).
 func (s *Server) registerGatewayVerify() {
-	s.router.Handle(resources.GatewayVerifyPath, http.HandlerFunc(s.verifyGatewayKey))
+	h := http.HandlerFunc(s.verifyGatewayKey)
+	s.router.Handle(resources.GatewayVerifyPath, h)
+	s.router.Handle(resources.GatewayVerifyPath+"/*", h)
 }
 
 // verifyGatewayKey answers the gateway's forward-authentication request

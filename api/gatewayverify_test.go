@@ -38,19 +38,24 @@ func TestGatewayVerify_LiveKey_200EmptyBodyWithKeyHeadersForAnyMethod(t *testing
 		name, method string
 		key          map[string]any
 		want         map[string]string
+		below        string // a path below verify's
 	}{
 		{"with tier, GET", "GET", tiered, map[string]string{resources.GatewayKeyIDHeader: tiered["id"].(string),
 			resources.GatewayKeyNameHeader: "ci runner", resources.GatewayTierHeader: "pro",
-			"Cache-Control": "no-store", "RateLimit-Limit": ""}},
+			"Cache-Control": "no-store", "RateLimit-Limit": ""}, ""},
 		{"with tier, POST (the gateway forwards the client's method)", "POST", tiered, map[string]string{
 			resources.GatewayKeyIDHeader: tiered["id"].(string), resources.GatewayKeyNameHeader: "ci runner",
-			resources.GatewayTierHeader: "pro", "Cache-Control": "no-store", "RateLimit-Limit": ""}},
+			resources.GatewayTierHeader: "pro", "Cache-Control": "no-store", "RateLimit-Limit": ""}, ""},
+		{"below the path (Envoy's path_prefix)", "POST", tiered, map[string]string{
+			resources.GatewayKeyIDHeader: tiered["id"].(string), resources.GatewayKeyNameHeader: "ci runner",
+			resources.GatewayTierHeader: "pro", "Cache-Control": "no-store", "RateLimit-Limit": ""},
+			"/v1/chat/completions"},
 		{"without tier: no tier header", "PUT", plain, map[string]string{
 			resources.GatewayKeyIDHeader: plain["id"].(string), resources.GatewayKeyNameHeader: "no-tier",
-			resources.GatewayTierHeader: "", "Cache-Control": "no-store", "RateLimit-Limit": ""}},
+			resources.GatewayTierHeader: "", "Cache-Control": "no-store", "RateLimit-Limit": ""}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.Do(c.method, verifyPath, c.key["value"].(string), nil)
+			r := e.Do(c.method, verifyPath+c.below, c.key["value"].(string), nil)
 			if r.Status != 200 || len(r.Body) != 0 {
 				t.Fatalf("status %d, body %q", r.Status, r.Body)
 			}
@@ -112,8 +117,12 @@ func TestGatewayVerify_NoLiveKey_401ProblemWithWWWAuthenticate(t *testing.T) {
 			if diff := cmp.Diff(c.want, m); diff != "" {
 				t.Fatalf("problem (-want +got):\n%s", diff)
 			}
-			if got := r.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
-				t.Fatalf("WWW-Authenticate %q", got)
+			challenge := `Bearer realm="platformapi", error="invalid_token"`
+			if c.want["code"] == resources.CodeGatewayKeyRequired {
+				challenge = `Bearer realm="platformapi"` // no credential, no error (RFC 6750, 3.1)
+			}
+			if got := r.Header.Get("WWW-Authenticate"); got != challenge {
+				t.Fatalf("WWW-Authenticate %q, want %q", got, challenge)
 			}
 			if h := verifyHeaders(r); h[resources.GatewayKeyIDHeader] != "" || h[resources.GatewayKeyNameHeader] != "" {
 				t.Fatalf("a refusal names a key: %v", h)

@@ -23,10 +23,14 @@ const (
 )
 
 // outsideSwitch reports whether path is served whether or not the API is
-// on: the operability paths and the AI gateway's verify.
+// on: the operability paths and the AI gateway's verify (and paths below it).
 func outsideSwitch(path string) bool {
-	return path == HealthzPath || path == ReadyzPath || path == MetricsPath ||
-		path == resources.GatewayVerifyPath
+	switch path {
+	case HealthzPath, ReadyzPath, MetricsPath, resources.GatewayVerifyPath:
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, resources.GatewayVerifyPath)
+	return ok && strings.HasPrefix(rest, "/")
 }
 
 // ReadyState is the body of GET /readyz.
