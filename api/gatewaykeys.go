@@ -83,8 +83,8 @@ func newLiveGatewayKeys(svc resources.GatewayKeyOpener, cfg Config) *liveGateway
 }
 
 func newEntry(k resources.LiveGatewayKey) *gatewayEntry {
-	e := &gatewayEntry{id: k.ID, expiresAt: k.ExpiresAt, idHeader: []string{strconv.FormatInt(k.ID, 10)},
-		name: []string{headerSafe(k.Name)}}
+	e := &gatewayEntry{id: k.ID, expiresAt: k.ExpiresAt,
+		idHeader: []string{strconv.FormatInt(k.ID, 10)}, name: []string{headerSafe(k.Name)}}
 	if k.Tier != nil {
 		e.tier = []string{headerSafe(*k.Tier)}
 	}
@@ -300,7 +300,8 @@ func (u *useLog) take() []resources.GatewayKeyUse {
 	u.mu.Unlock()
 	out := make([]resources.GatewayKeyUse, 0, len(taken))
 	for id, ns := range taken {
-		out = append(out, resources.GatewayKeyUse{ID: id, At: time.Unix(0, ns).UTC().Truncate(time.Microsecond)})
+		at := time.Unix(0, ns).UTC().Truncate(time.Microsecond) // what PostgreSQL keeps
+		out = append(out, resources.GatewayKeyUse{ID: id, At: at})
 	}
 	clear(taken)
 	u.mu.Lock()

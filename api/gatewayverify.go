@@ -43,8 +43,9 @@ func (s *Server) verifyGatewayKey(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	switch {
 	case err != nil:
-		s.WriteError(w, r, &Problem{Status: http.StatusServiceUnavailable, Code: resources.CodeUnavailable,
-			Detail: "the gateway keys are not loaded yet; retry shortly", retryAfter: time.Second, cause: err})
+		s.WriteError(w, r, &Problem{Status: http.StatusServiceUnavailable,
+			Code: resources.CodeUnavailable, Detail: "the gateway keys are not loaded yet; retry shortly",
+			retryAfter: time.Second, cause: err})
 		return
 	case e == nil:
 		s.WriteError(w, r, resources.Errorf(resources.KindUnauthorized, resources.CodeGatewayKeyInvalid,

@@ -20,10 +20,12 @@ type liveGatewayKeyRow struct {
 }
 
 func (r liveGatewayKeyRow) live() resources.LiveGatewayKey {
-	return resources.LiveGatewayKey{ID: r.ID, Name: r.Name, Tier: r.Tier, ExpiresAt: r.ExpiresAt, Hash: r.KeyHash}
+	return resources.LiveGatewayKey{ID: r.ID, Name: r.Name, Tier: r.Tier, ExpiresAt: r.ExpiresAt,
+		Hash: r.KeyHash}
 }
 
-const liveGatewayKeysSQL = `SELECT id, name, tier, expires_at, key_hash FROM ai_gateway_keys WHERE revoked_at IS NULL`
+const liveGatewayKeysSQL = `SELECT id, name, tier, expires_at, key_hash FROM ai_gateway_keys
+	WHERE revoked_at IS NULL`
 
 // GatewayKeyHashKey returns the server key gateway key values are hashed
 // under (created on first use, the same for every replica).

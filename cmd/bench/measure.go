@@ -166,7 +166,8 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return runStep(ctx, c, r, s)
 	}
 	for range max(1, c.rounds) { // fresh tokens and POST keys each round
-		for _, s := range append(steps(bare, srv, w.depthCursor, pool), verifySteps(bare200, srv, w.gatewayValues)...) {
+		all := append(steps(bare, srv, w.depthCursor, pool), verifySteps(bare200, srv, w.gatewayValues)...)
+		for _, s := range all {
 			if err := run(s); err != nil {
 				return err
 			}
