@@ -11,10 +11,6 @@ import (
 // opGatewayVerify labels /ai-gateway/verify in the access log and metrics.
 const opGatewayVerify = "ai-gateway-verify"
 
-// noStore is the Cache-Control of a verify answer: a verdict on a key is
-// never to be kept by a cache between the gateway and this server.
-var noStore = []string{"no-store"}
-
 // registerGatewayVerify mounts /ai-gateway/verify on the root router for
 // every method: outside /api/v1 and its switch (the network gate applies),
 // no API token, no rate units, not an MCP tool, not in the OpenAPI document.
@@ -62,7 +58,6 @@ func (s *Server) verifyGatewayKey(w http.ResponseWriter, r *http.Request) {
 	if e.tier != nil {
 		h[resources.GatewayTierHeader] = e.tier
 	}
-	h["Cache-Control"] = noStore
 	w.WriteHeader(http.StatusOK)
 }
 

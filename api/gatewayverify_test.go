@@ -24,7 +24,7 @@ const verifyPath = resources.GatewayVerifyPath
 func verifyHeaders(r *apitest.Response) map[string]string {
 	out := map[string]string{}
 	for _, h := range []string{resources.GatewayKeyIDHeader, resources.GatewayKeyNameHeader,
-		resources.GatewayTierHeader, "Cache-Control", "RateLimit-Limit"} {
+		resources.GatewayTierHeader, "RateLimit-Limit"} {
 		out[h] = r.Header.Get(h)
 	}
 	return out
@@ -42,17 +42,17 @@ func TestGatewayVerify_LiveKey_200EmptyBodyWithKeyHeadersForAnyMethod(t *testing
 	}{
 		{"with tier, GET", "GET", tiered, map[string]string{resources.GatewayKeyIDHeader: tiered["id"].(string),
 			resources.GatewayKeyNameHeader: "ci runner", resources.GatewayTierHeader: "pro",
-			"Cache-Control": "no-store", "RateLimit-Limit": ""}, ""},
+			"RateLimit-Limit": ""}, ""},
 		{"with tier, POST (the gateway forwards the client's method)", "POST", tiered, map[string]string{
 			resources.GatewayKeyIDHeader: tiered["id"].(string), resources.GatewayKeyNameHeader: "ci runner",
-			resources.GatewayTierHeader: "pro", "Cache-Control": "no-store", "RateLimit-Limit": ""}, ""},
+			resources.GatewayTierHeader: "pro", "RateLimit-Limit": ""}, ""},
 		{"below the path (Envoy's path_prefix)", "POST", tiered, map[string]string{
 			resources.GatewayKeyIDHeader: tiered["id"].(string), resources.GatewayKeyNameHeader: "ci runner",
-			resources.GatewayTierHeader: "pro", "Cache-Control": "no-store", "RateLimit-Limit": ""},
+			resources.GatewayTierHeader: "pro", "RateLimit-Limit": ""},
 			"/v1/chat/completions"},
 		{"without tier: no tier header", "PUT", plain, map[string]string{
 			resources.GatewayKeyIDHeader: plain["id"].(string), resources.GatewayKeyNameHeader: "no-tier",
-			resources.GatewayTierHeader: "", "Cache-Control": "no-store", "RateLimit-Limit": ""}, ""},
+			resources.GatewayTierHeader: "", "RateLimit-Limit": ""}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.Do(c.method, verifyPath+c.below, c.key["value"].(string), nil)
