@@ -62,3 +62,46 @@ func TestLiveGatewayKeys_Lookup_FindsTheKeyWithoutAllocating(t *testing.T) {
 		t.Fatalf("%v allocations per noted use", n)
 	}
 }
+
+// recordingKeys records the uses the view writes.
+type recordingKeys struct {
+	fixedKeys
+	written chan []resources.GatewayKeyUse
+}
+
+func (r recordingKeys) RecordGatewayKeyUses(_ context.Context, uses []resources.GatewayKeyUse) error {
+	r.written <- uses
+	return nil
+}
+
+// A use noted just before shutdown is written when Run stops, not lost
+// with the flush interval it did not reach.
+func TestLiveGatewayKeys_Run_WritesTheLastUsesWhenStopped(t *testing.T) {
+	rec := recordingKeys{fixedKeys: fixedKeys{key: resources.Pepper("server-key-0123456789abcdef")},
+		written: make(chan []resources.GatewayKeyUse, 4)}
+	v := newLiveGatewayKeys(rec, Config{Now: time.Now, Metrics: prometheus.NewRegistry(),
+		GatewayKeyRecheck: time.Hour, GatewayKeyUseFlush: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); v.Run(ctx) }()
+	at := time.Date(2026, 11, 26, 12, 0, 0, 1500, time.UTC)
+	v.uses.note(7, at.Add(-time.Second))
+	v.uses.note(7, at)
+	v.uses.note(9, at.Add(-time.Minute))
+	cancel()
+	<-done
+	select {
+	case got := <-rec.written:
+		want := map[int64]time.Time{7: at.Truncate(time.Microsecond), 9: at.Add(-time.Minute).Truncate(time.Microsecond)}
+		if len(got) != len(want) {
+			t.Fatalf("written %v, want %v", got, want)
+		}
+		for _, u := range got {
+			if !u.At.Equal(want[u.ID]) {
+				t.Fatalf("key %d written at %v, want %v", u.ID, u.At, want[u.ID])
+			}
+		}
+	default:
+		t.Fatal("stopping Run wrote no use")
+	}
+}

@@ -162,6 +162,9 @@ func TestGatewayVerify_APIOffAndFailures_NoRateUnitsNoFailedAuthLimitNoSwitch(t 
 	if r := e.Do("GET", "/api/v1/meta", tok, nil); r.Status != 200 {
 		t.Fatalf("the address's API requests after verify refusals: %d", r.Status)
 	}
+	if doc := e.Do("GET", "/api/v1/openapi.json", "", nil); strings.Contains(string(doc.Body), verifyPath) {
+		t.Fatal("verify is in the OpenAPI document of /api/v1")
+	}
 	if _, err := e.Portal.SetAPIEnabled(context.Background(), apitest.AdminEmail, false); err != nil {
 		t.Fatal(err)
 	}
