@@ -24,12 +24,17 @@ type GatewayTier struct {
 type GatewayKey struct {
 	ID        string     `json:"id" example:"4"`
 	Name      string     `json:"name" example:"ci-runner"`
-	Tier      *string    `json:"tier" nullable:"true" doc:"Serving tier the key is meant for; recorded only"`
-	Status    string     `json:"status" doc:"active or revoked; other values may appear"`
+	Tier      *string    `json:"tier" nullable:"true" doc:"Serving tier; sent on as X-Gateway-Tier"`
+	Status    string     `json:"status" doc:"active, expired or revoked; an open list"`
 	CreatedBy string     `json:"created_by" doc:"Who created it"`
 	CreatedAt time.Time  `json:"created_at"`
 	RotatedAt *time.Time `json:"rotated_at" nullable:"true" doc:"Last rotation; null when never rotated"`
 	RevokedAt *time.Time `json:"revoked_at" nullable:"true"`
+	// ExpiresAt (null: never) and LastUsedAt (null: never used; written in
+	// batches by the replicas, seconds late) carry no doc tag: every byte of
+	// this schema counts twice in the tools/list budget (list and get).
+	ExpiresAt  *time.Time `json:"expires_at" nullable:"true"`
+	LastUsedAt *time.Time `json:"last_used_at" nullable:"true"`
 }
 
 // IssuedGatewayKey is a key as its create or rotation answers it.
@@ -41,9 +46,10 @@ type IssuedGatewayKey struct {
 
 // GatewayKeyCreate is the body of POST /ai/gateway/keys.
 type GatewayKeyCreate struct {
-	Name        string  `json:"name" minLength:"1" maxLength:"80"`
-	Tier        *string `json:"tier,omitempty" nullable:"true" minLength:"1" maxLength:"40" doc:"Serving tier the key is meant for; recorded only"`
-	ReturnValue bool    `json:"return_value,omitempty" doc:"Return the key value in this answer (only here, only once). Default false"`
+	Name        string     `json:"name" minLength:"1" maxLength:"80"`
+	Tier        *string    `json:"tier,omitempty" nullable:"true" minLength:"1" maxLength:"40" doc:"Serving tier the key is meant for; recorded only"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty" nullable:"true" doc:"RFC 3339 instant in the future from which the key no longer opens the gateway; omitted or null: never expires"`
+	ReturnValue bool       `json:"return_value,omitempty" doc:"Return the key value in this answer (only here, only once). Default false"`
 }
 
 // GatewayKeyRotate is the optional body of POST /ai/gateway/keys/{id}/rotate.
@@ -54,17 +60,19 @@ type GatewayKeyRotate struct {
 // listKey is the key a member selection always keeps: the tier's name.
 func (GatewayTier) listKey() []string { return []string{"name"} }
 
-func gatewayKeyView(k resources.GatewayKey) GatewayKey {
-	return GatewayKey{ID: formatID(k.ID), Name: k.Name, Tier: k.Tier, Status: k.Status(), CreatedBy: k.CreatedBy,
-		CreatedAt: k.CreatedAt.UTC(), RotatedAt: utcPtr(k.RotatedAt), RevokedAt: utcPtr(k.RevokedAt)}
+// gatewayKeyView shows a key with its status at now.
+func gatewayKeyView(k resources.GatewayKey, now time.Time) GatewayKey {
+	return GatewayKey{ID: formatID(k.ID), Name: k.Name, Tier: k.Tier, Status: k.Status(now), CreatedBy: k.CreatedBy,
+		CreatedAt: k.CreatedAt.UTC(), RotatedAt: utcPtr(k.RotatedAt), RevokedAt: utcPtr(k.RevokedAt),
+		ExpiresAt: utcPtr(k.ExpiresAt), LastUsedAt: utcPtr(k.LastUsedAt)}
 }
 
 // issuedView shows the value only when the request asked for it. A keyed
 // request stores, for its replays, the same record without the value and
 // with the warning value_shown_once; a resumed keyed create has no value
 // to show and warns at once.
-func issuedView(ctx context.Context, k resources.IssuedGatewayKey, returnValue bool) IssuedGatewayKey {
-	out := IssuedGatewayKey{GatewayKey: gatewayKeyView(k.GatewayKey)}
+func issuedView(ctx context.Context, k resources.IssuedGatewayKey, returnValue bool, now time.Time) IssuedGatewayKey {
+	out := IssuedGatewayKey{GatewayKey: gatewayKeyView(k.GatewayKey, now)}
 	if !returnValue {
 		return out
 	}
@@ -86,7 +94,7 @@ type (
 	}
 	ListGatewayKeysInput struct {
 		ListParams
-		Status string `query:"status" enum:"active,revoked" doc:"Only active or only revoked keys"`
+		Status string `query:"status" enum:"active,expired,revoked" doc:"Only keys of this status"`
 	}
 	CreateGatewayKeyInput struct {
 		Body GatewayKeyCreate
@@ -162,22 +170,25 @@ func (s *Server) registerGatewayKeys(tags []string) {
 	Register(s.api, Op{ID: "create-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/gateway/keys", Tags: tags,
 		Feature: resources.FeatureAI,
 		Status:  http.StatusCreated, Summary: "Create an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
-		Errors:      []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
-		Description: "Creates a key with a random value (sk-gw- and 40 base62 characters)." + returnValueRule,
+		Errors: []int{http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
+		Description: "Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at " +
+			"expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at " +
+			"/ai-gateway/verify at once." + returnValueRule,
 	}, s.createGatewayKey)
 	Register(s.api, Op{ID: "rotate-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/gateway/keys/{key_id}/rotate",
 		Feature: resources.FeatureAI,
 		Tags:    tags, Summary: "Rotate an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType,
 			http.StatusUnprocessableEntity},
-		Description: "Gives the key a new random value; the old value stops working at once. A revoked key is 409 " +
-			"gateway_key_revoked." + returnValueRule,
+		Description: "Gives the key a new random value; the old value stops working at once (on every replica). " +
+			"The expiry stays. A revoked key is 409 gateway_key_revoked." + returnValueRule,
 	}, s.rotateGatewayKey)
 	Register(s.api, Op{ID: "revoke-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodDelete, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
 		Feature: resources.FeatureAI,
 		Summary: "Revoke an AI gateway key", Permissions: gatewayKeyAdmins, Destroy: true, Status: http.StatusNoContent,
-		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, " +
+			"listed as revoked. Revoking a revoked key succeeds and changes nothing.",
 	}, func(ctx context.Context, in *GatewayKeyIDInput) (*struct{}, error) {
 		return nil, s.svc.AIGateway.RevokeGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID))
 	})
@@ -187,7 +198,7 @@ func (s *Server) listGatewayKeys(ctx context.Context, in *ListGatewayKeysInput) 
 	f := resources.GatewayKeyFilter{Status: in.Status}
 	return listPage(ctx, s, "ai-gateway-keys", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.GatewayKey], error) {
 		return s.svc.AIGateway.ListGatewayKeys(ctx, f, q)
-	}, gatewayKeyView)
+	}, func(k resources.GatewayKey) GatewayKey { return gatewayKeyView(k, s.cfg.Now()) })
 }
 
 func (s *Server) getGatewayKey(ctx context.Context, in *GatewayKeyIDInput) (*GatewayKeyOutput, error) {
@@ -195,17 +206,17 @@ func (s *Server) getGatewayKey(ctx context.Context, in *GatewayKeyIDInput) (*Gat
 	if err != nil {
 		return nil, err
 	}
-	return &GatewayKeyOutput{Body: gatewayKeyView(*k)}, nil
+	return &GatewayKeyOutput{Body: gatewayKeyView(*k, s.cfg.Now())}, nil
 }
 
 func (s *Server) createGatewayKey(ctx context.Context, in *CreateGatewayKeyInput) (*GatewayKeyCreatedOutput, error) {
 	k, err := s.svc.AIGateway.CreateGatewayKey(ctx, ActorFrom(ctx), resources.NewGatewayKey{Name: in.Body.Name,
-		Tier: in.Body.Tier}, LeaseFrom(ctx))
+		Tier: in.Body.Tier, ExpiresAt: in.Body.ExpiresAt}, LeaseFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
 	return &GatewayKeyCreatedOutput{Location: Prefix + "/ai/gateway/keys/" + formatID(k.ID),
-		Body: issuedView(ctx, k, in.Body.ReturnValue)}, nil
+		Body: issuedView(ctx, k, in.Body.ReturnValue, s.cfg.Now())}, nil
 }
 
 func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput) (*IssuedGatewayKeyOutput, error) {
@@ -214,5 +225,5 @@ func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput
 	if err != nil {
 		return nil, err
 	}
-	return &IssuedGatewayKeyOutput{Body: issuedView(ctx, k, returnValue)}, nil
+	return &IssuedGatewayKeyOutput{Body: issuedView(ctx, k, returnValue, s.cfg.Now())}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,13 +27,20 @@ func createKey(t *testing.T, e *apitest.Env, tok string, body map[string]any) ma
 	return r.JSON(t)
 }
 
+// verifyKey asks /ai-gateway/verify whether value opens the gateway, and
+// for which key id.
 func verifyKey(t *testing.T, e *apitest.Env, value string) (int64, bool) {
 	t.Helper()
-	id, ok, err := e.Store.VerifyGatewayKey(context.Background(), value)
+	r := e.Do("GET", resources.GatewayVerifyPath, value, nil)
+	if r.Status != 200 {
+		assertProblem(t, r, 401, resources.CodeGatewayKeyInvalid)
+		return 0, false
+	}
+	id, err := strconv.ParseInt(r.Header.Get(resources.GatewayKeyIDHeader), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id, ok
+	return id, true
 }
 
 // assertNowhere fails when a key value shows up in the audit log, the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,12 +49,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 		return nil, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
 			"API tokens are not configured on this installation; an operator must set the token pepper")
 	}
-	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+	token, ok := bearerCredential(header)
+	if !ok {
 		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeNotAuthenticated,
 			"send Authorization: Bearer <API token>")
 	}
-	token = strings.TrimSpace(token)
 	if _, ok := resources.ParseTokenKind(token); !ok {
 		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is malformed")
 	}

@@ -133,7 +133,7 @@ func (c *CredentialCache) Changed(ch resources.Change) {
 		c.drop(ch.Kind, func(cr *resources.Credential) bool {
 			return cr.Owner.Kind == ch.PrincipalKind && cr.Owner.ID == ch.PrincipalID
 		})
-	case resources.ChangeAPISwitch:
+	case resources.ChangeAPISwitch, resources.ChangeGatewayKey: // no credential depends on them
 	default: // roles and kinds this replica does not know yet: trust nothing
 		c.Flush(ch.Kind)
 	}

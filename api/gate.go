@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -108,10 +109,15 @@ func (s *apiSwitch) invalidate() {
 }
 
 // Changed applies one event of the change feed: cached credentials the
-// change touches are dropped, and an API switch is read again at once.
+// change touches are dropped, an API switch is read again at once, and a
+// changed gateway key is read again into the view of live keys (before
+// Changed returns).
 func (s *Server) Changed(ch resources.Change) {
-	if ch.Kind == resources.ChangeAPISwitch {
+	switch ch.Kind {
+	case resources.ChangeAPISwitch:
 		s.apiSwitch.invalidate()
+	case resources.ChangeGatewayKey:
+		s.gateway.Changed(ch.GatewayKeyID)
 	}
 	if s.cfg.CredentialCache != nil {
 		s.cfg.CredentialCache.Changed(ch)
@@ -119,13 +125,31 @@ func (s *Server) Changed(ch resources.Change) {
 }
 
 // Resync drops everything cached from the database, for when the change
-// feed may have missed events (the shared cache was unreachable).
+// feed may have missed events (the shared cache was unreachable); the view
+// of live gateway keys is reloaded whole by RunGatewayKeys.
 func (s *Server) Resync() {
 	s.apiSwitch.invalidate()
 	if s.cfg.CredentialCache != nil {
 		s.cfg.CredentialCache.Flush("resync")
 	}
+	s.gateway.askReload()
 }
+
+// LoadGatewayKeys loads the view of live gateway keys behind
+// /ai-gateway/verify, which answers 503 until a load succeeded. Call it
+// once before serving; RunGatewayKeys keeps the view current.
+func (s *Server) LoadGatewayKeys(ctx context.Context) error {
+	if err := s.gateway.Load(ctx); err != nil {
+		return fmt.Errorf("load the gateway keys: %w", err)
+	}
+	return nil
+}
+
+// RunGatewayKeys reloads the view of live gateway keys every re-check
+// interval and on a resync, and writes the keys' last uses every flush
+// interval, until ctx ends; then it writes the last uses once more. Stop
+// it after the HTTP server has drained, so no use is lost.
+func (s *Server) RunGatewayKeys(ctx context.Context) { s.gateway.Run(ctx) }
 
 // gateMiddleware answers 404 not_found, exactly as an unknown path, to a
 // client outside the allowed networks and to everyone while the API is off.
@@ -135,7 +159,7 @@ func (s *Server) gateMiddleware(next http.Handler) http.Handler {
 			s.notFound(w, r)
 			return
 		}
-		if operabilityPath(r.URL.Path) {
+		if outsideSwitch(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}

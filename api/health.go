@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"platformapi/resources"
 )
 
 // readyTimeout bounds the readiness check, the wait for a pooled connection
@@ -20,9 +22,15 @@ const (
 	MetricsPath = "/metrics"
 )
 
-// operabilityPath reports whether path is served whether or not the API is on.
-func operabilityPath(path string) bool {
-	return path == HealthzPath || path == ReadyzPath || path == MetricsPath
+// outsideSwitch reports whether path is served whether or not the API is
+// on: the operability paths and the AI gateway's verify (and paths below it).
+func outsideSwitch(path string) bool {
+	switch path {
+	case HealthzPath, ReadyzPath, MetricsPath, resources.GatewayVerifyPath:
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, resources.GatewayVerifyPath)
+	return ok && strings.HasPrefix(rest, "/")
 }
 
 // ReadyState is the body of GET /readyz.

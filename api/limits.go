@@ -31,12 +31,13 @@ const (
 
 // limits gives every request a deadline (its context ends after
 // RequestTimeout) and bounds its body: larger than MaxBodyBytes is 413, a
-// body still arriving after BodyReadTimeout is cut off (408).
+// body still arriving after BodyReadTimeout is cut off (408). The paths
+// outside the API switch get no deadline: they answer from memory (readyz
+// bounds its own database check), and the AI gateway's verify, asked once
+// per AI request, would pay a timer and a context for nothing.
 func (s *Server) limits(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// An in-process request (an MCP tool call) keeps its outer request's
-		// earlier deadline without a timer of its own.
-		if dl, ok := r.Context().Deadline(); !ok || time.Until(dl) > s.cfg.RequestTimeout {
+		if s.needsDeadline(r) {
 			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 			defer cancel()
 			r = r.WithContext(ctx)
@@ -51,6 +52,17 @@ func (s *Server) limits(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// needsDeadline reports whether limits arms the request's deadline: not
+// outside the API switch, and not for an in-process request (an MCP tool
+// call) whose outer request's deadline comes earlier.
+func (s *Server) needsDeadline(r *http.Request) bool {
+	if outsideSwitch(r.URL.Path) {
+		return false
+	}
+	dl, ok := r.Context().Deadline()
+	return !ok || time.Until(dl) > s.cfg.RequestTimeout
 }
 
 // deadlineBody is a request body limited to MaxBodyBytes whose connection

@@ -99,7 +99,8 @@ func (s *Server) annotate(ctx huma.Context, next func(huma.Context)) {
 // metrics: operation, method, route pattern, status, duration, bytes
 // written, token id and, for MCP, the JSON-RPC method and tool. It never
 // logs a header, the query or the body. A request whose client hung up is
-// recorded with status 499. Probes and scrapes log at debug level.
+// recorded with status 499. Probes, scrapes and the AI gateway's verify log
+// at debug level.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -135,8 +136,8 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 	}
 	s.metrics.observe(op, status, d)
 	level := slog.LevelInfo
-	if op == opHealthz || op == opReadyz || op == opMetrics {
-		level = slog.LevelDebug
+	if op == opHealthz || op == opReadyz || op == opMetrics || op == opGatewayVerify {
+		level = slog.LevelDebug // machines asking many times a second; counted in the metrics
 	}
 	h := s.cfg.Logger.Handler()
 	if !h.Enabled(r.Context(), level) {

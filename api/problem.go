@@ -204,7 +204,7 @@ func (p *Problem) SetHeaders(set func(name, value string)) { p.headers(set) }
 func (p *Problem) headers(set func(name, value string)) {
 	if p.Status == http.StatusUnauthorized {
 		v := `Bearer realm="platformapi"`
-		if p.Code != resources.CodeNotAuthenticated {
+		if p.Code != resources.CodeNotAuthenticated && p.Code != resources.CodeGatewayKeyRequired { // a credential was sent
 			v += `, error="invalid_token"`
 		}
 		set("WWW-Authenticate", v)

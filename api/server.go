@@ -56,6 +56,13 @@ type Config struct {
 	// every request reads its token from PostgreSQL. Use it only with a change
 	// feed calling Changed and Resync (or accept the re-check interval's delay).
 	CredentialCache *CredentialCache
+	// GatewayKeyRecheck is how often the view of live gateway keys behind
+	// /ai-gateway/verify is reloaded whole (the bound on a missed change,
+	// as for cached credentials); 0 → DefaultRecheck.
+	GatewayKeyRecheck time.Duration
+	// GatewayKeyUseFlush is how often the keys' last uses are written to
+	// PostgreSQL (one statement); 0 → DefaultGatewayUseFlush.
+	GatewayKeyUseFlush time.Duration
 }
 
 // Services are the domain services the operations call.
@@ -106,6 +113,7 @@ type Server struct {
 	apiSwitch *apiSwitch
 	licence   *licenceCache
 	metrics   *apiMetrics
+	gateway   *liveGatewayKeys
 }
 
 // New builds the server and registers every operation. Every service must
@@ -129,6 +137,8 @@ func New(cfg Config, svc Services) *Server {
 	}
 	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
+	cfg.GatewayKeyRecheck = cmp.Or(cfg.GatewayKeyRecheck, DefaultRecheck)
+	cfg.GatewayKeyUseFlush = cmp.Or(cfg.GatewayKeyUseFlush, DefaultGatewayUseFlush)
 	if cfg.Limiter == nil {
 		cfg.Limiter = NewLocalLimiter(RatePerMinute, cfg.Now)
 	}
@@ -136,7 +146,7 @@ func New(cfg Config, svc Services) *Server {
 		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now, cfg.Logger, cfg.AuthFailures),
 		apiSwitch: &apiSwitch{settings: svc.Settings, now: cfg.Now}, metrics: newMetrics(cfg.Metrics),
 		licence: &licenceCache{svc: svc.Licences, verifier: resources.LicenceVerifier{Keys: cfg.LicenceKeys},
-			now: cfg.Now}}
+			now: cfg.Now}, gateway: newLiveGatewayKeys(svc.AIGateway, cfg)}
 	s.auth.cache = cfg.CredentialCache
 	s.router = chi.NewRouter()
 	s.router.Use(requestIDMiddleware(), s.observe, s.recoverer, s.limits, s.gateMiddleware)
@@ -151,6 +161,7 @@ func New(cfg Config, svc Services) *Server {
 	s.registerOperations()
 	describeDocument(s.api.OpenAPI())
 	s.registerOperability()
+	s.registerGatewayVerify()
 	return s
 }
 

@@ -23,11 +23,16 @@ type gatewayKeyRow struct {
 	UpdatedAt     time.Time  `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
 	RotatedAt     *time.Time `bun:"rotated_at" json:"rotated_at"`
 	RevokedAt     *time.Time `bun:"revoked_at" json:"revoked_at"`
+	ExpiresAt     *time.Time `bun:"expires_at" json:"expires_at"`
+	// LastUsedAt is written only by RecordGatewayKeyUses; audit states leave
+	// it out (a use is not a change).
+	LastUsedAt *time.Time `bun:"last_used_at" json:"-"`
 }
 
 func (r gatewayKeyRow) key() resources.GatewayKey {
 	return resources.GatewayKey{ID: r.ID, Name: r.Name, Tier: r.Tier, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt,
-		UpdatedAt: r.UpdatedAt, RotatedAt: r.RotatedAt, RevokedAt: r.RevokedAt}
+		UpdatedAt: r.UpdatedAt, RotatedAt: r.RotatedAt, RevokedAt: r.RevokedAt, ExpiresAt: r.ExpiresAt,
+		LastUsedAt: r.LastUsedAt}
 }
 
 func gatewayKeyByID(ctx context.Context, db bun.IDB, id int64, lock string) (*gatewayKeyRow, error) {
@@ -37,11 +42,11 @@ func gatewayKeyByID(ctx context.Context, db bun.IDB, id int64, lock string) (*ga
 // gatewayKeyHash is HMAC-SHA256 of a key value under the server key
 // resources.GatewayKeyHashKeyName, shared by every replica.
 func (s *Store) gatewayKeyHash(ctx context.Context, value string) ([]byte, error) {
-	k, err := s.ServerKey(ctx, resources.GatewayKeyHashKeyName)
+	k, err := s.GatewayKeyHashKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return resources.Pepper(k).Hash(value), nil
+	return k.Hash(value), nil
 }
 
 // GatewayTierNames returns the distinct non-null gateway_tier values of the
@@ -74,15 +79,18 @@ func (s *Store) ListGatewayTiers(ctx context.Context, q resources.PageQuery) (re
 	}, func(t resources.GatewayTier) []string { return []string{t.Name} })
 }
 
-// ListGatewayKeys lists key metadata in id order, one keyset page.
+// ListGatewayKeys lists key metadata in id order, one keyset page. The
+// status filter follows GatewayKey.Status at the store's clock.
 func (s *Store) ListGatewayKeys(ctx context.Context, f resources.GatewayKeyFilter, q resources.PageQuery) (resources.Page[resources.GatewayKey], error) {
 	sel, err := byID(s.db.NewSelect().Model((*gatewayKeyRow)(nil)), q.After)
 	if err != nil {
 		return resources.Page[resources.GatewayKey]{}, err
 	}
-	switch f.Status {
+	switch now := s.now(); f.Status {
 	case resources.GatewayKeyActive:
-		sel.Where("revoked_at IS NULL")
+		sel.Where("revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", now)
+	case resources.GatewayKeyExpired:
+		sel.Where("revoked_at IS NULL AND expires_at <= ?", now)
 	case resources.GatewayKeyRevoked:
 		sel.Where("revoked_at IS NOT NULL")
 	}
@@ -101,11 +109,15 @@ func (s *Store) GetGatewayKey(ctx context.Context, id int64) (*resources.Gateway
 
 // CreateGatewayKey stores a new key (its hash only) and returns it with its
 // value. A keyed create resumed past its recovery point returns the key
-// without a value: the value was never kept.
+// without a value: the value was never kept. The expiry must lie in the
+// future.
 func (s *Store) CreateGatewayKey(ctx context.Context, a resources.Actor, k resources.NewGatewayKey, l *resources.Lease) (resources.IssuedGatewayKey, error) {
 	if id, resumed, err := resumedID(l, resources.RecoveryGatewayKeyCreated); err != nil || resumed {
 		key, err := resumeCreate(ctx, id, err, s.GetGatewayKey)
 		return resources.IssuedGatewayKey{GatewayKey: key}, err
+	}
+	if err := resources.CheckGatewayKeyExpiry(k.ExpiresAt, s.now()); err != nil {
+		return resources.IssuedGatewayKey{}, err
 	}
 	value := resources.NewGatewayKeyValue()
 	hash, err := s.gatewayKeyHash(ctx, value)
@@ -114,7 +126,7 @@ func (s *Store) CreateGatewayKey(ctx context.Context, a resources.Actor, k resou
 	}
 	var out resources.IssuedGatewayKey
 	err = s.inTx(ctx, func(tx bun.Tx) error {
-		row := &gatewayKeyRow{Name: k.Name, Tier: k.Tier, KeyHash: hash, CreatedBy: a.Label}
+		row := &gatewayKeyRow{Name: k.Name, Tier: k.Tier, KeyHash: hash, CreatedBy: a.Label, ExpiresAt: k.ExpiresAt}
 		if _, err := tx.NewInsert().Model(row).ExcludeColumn("id", "created_at", "updated_at").Returning("*").Exec(ctx); err != nil {
 			return err
 		}
@@ -123,11 +135,12 @@ func (s *Store) CreateGatewayKey(ctx context.Context, a resources.Actor, k resou
 			entityID: idString(row.ID), after: row},
 			recovery{lease: l, point: resources.RecoveryGatewayKeyCreated, data: createdID{row.ID}, result: out})
 	})
-	return out, err
+	return out, s.published(ctx, err, resources.GatewayKeyChanged(out.ID))
 }
 
-// RotateGatewayKey gives a live key a new value; the old one stops matching
-// at once. A revoked key is 409 gateway_key_revoked.
+// RotateGatewayKey gives a key that is not revoked a new value (its expiry
+// stays); the old one stops matching at once. A revoked key is 409
+// gateway_key_revoked.
 func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int64) (resources.IssuedGatewayKey, error) {
 	value := resources.NewGatewayKeyValue()
 	hash, err := s.gatewayKeyHash(ctx, value)
@@ -152,13 +165,13 @@ func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int6
 		return writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.rotate", entityType: "ai_gateway_key",
 			entityID: idString(id), before: before, after: after})
 	})
-	return out, err
+	return out, s.published(ctx, err, resources.GatewayKeyChanged(id))
 }
 
 // RevokeGatewayKey revokes a key at once; revoking a revoked key changes
-// nothing.
+// nothing (and publishes the change again, which is harmless).
 func (s *Store) RevokeGatewayKey(ctx context.Context, a resources.Actor, id int64) error {
-	return s.inTx(ctx, func(tx bun.Tx) error {
+	return s.published(ctx, s.inTx(ctx, func(tx bun.Tx) error {
 		before, err := gatewayKeyByID(ctx, tx, id, "UPDATE")
 		if err != nil || before.RevokedAt != nil {
 			return err
@@ -170,25 +183,7 @@ func (s *Store) RevokeGatewayKey(ctx context.Context, a resources.Actor, id int6
 		}
 		return writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.revoke", entityType: "ai_gateway_key",
 			entityID: idString(id), before: before, after: after})
-	})
-}
-
-// VerifyGatewayKey returns the id of the live (not revoked) key whose value
-// this is; a malformed value is refused before any lookup.
-func (s *Store) VerifyGatewayKey(ctx context.Context, value string) (int64, bool, error) {
-	if !resources.GatewayKeyShaped(value) {
-		return 0, false, nil
-	}
-	hash, err := s.gatewayKeyHash(ctx, value)
-	if err != nil {
-		return 0, false, err
-	}
-	var ids []int64
-	if err := s.db.NewRaw("SELECT id FROM ai_gateway_keys WHERE key_hash = ? AND revoked_at IS NULL", hash).
-		Scan(ctx, &ids); err != nil || len(ids) == 0 {
-		return 0, false, err
-	}
-	return ids[0], true, nil
+	}), resources.GatewayKeyChanged(id))
 }
 
 var _ resources.AIGateway = (*Store)(nil)

@@ -15,6 +15,7 @@ const (
 	MaxGatewayKeyNameLen      = 80
 	GatewayKeyActive          = "active"
 	GatewayKeyRevoked         = "revoked"
+	GatewayKeyExpired         = "expired" // not revoked, past expires_at
 	CodeGatewayKeyNotFound    = "gateway_key_not_found"
 	CodeGatewayKeyRevoked     = "gateway_key_revoked"
 	CodeValueShownOnce        = "value_shown_once" // warning: the value is not in this answer
@@ -24,22 +25,34 @@ const (
 // GatewayKey is the metadata of an AI gateway key. Its value is never
 // stored: only HMAC-SHA256 of it under the server key GatewayKeyHashKeyName.
 type GatewayKey struct {
-	ID        int64
-	Name      string
-	Tier      *string
-	CreatedBy string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	RotatedAt *time.Time
-	RevokedAt *time.Time
+	ID         int64
+	Name       string
+	Tier       *string
+	CreatedBy  string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	RotatedAt  *time.Time
+	RevokedAt  *time.Time
+	ExpiresAt  *time.Time // nil: never expires
+	LastUsedAt *time.Time // last verified use, as flushed by a replica; nil: never used
 }
 
-// Status is GatewayKeyRevoked once the key is revoked, else GatewayKeyActive.
-func (k GatewayKey) Status() string {
-	if k.RevokedAt != nil {
+// Status at now: GatewayKeyRevoked once the key is revoked (whatever its
+// expiry), else GatewayKeyExpired from expires_at on, else GatewayKeyActive.
+func (k GatewayKey) Status(now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
 		return GatewayKeyRevoked
+	case GatewayKeyExpiredAt(k.ExpiresAt, now):
+		return GatewayKeyExpired
 	}
 	return GatewayKeyActive
+}
+
+// GatewayKeyExpiredAt reports whether a key with this expiry no longer opens
+// the gateway at now: expiry is the first instant it is refused.
+func GatewayKeyExpiredAt(expiresAt *time.Time, now time.Time) bool {
+	return expiresAt != nil && !now.Before(*expiresAt)
 }
 
 // IssuedGatewayKey is a key as a create or a rotation returns it: with the
@@ -52,8 +65,18 @@ type IssuedGatewayKey struct {
 
 // NewGatewayKey is a create request.
 type NewGatewayKey struct {
-	Name string
-	Tier *string
+	Name      string
+	Tier      *string
+	ExpiresAt *time.Time // nil: never expires; else it must lie in the future
+}
+
+// CheckGatewayKeyExpiry is the rule of a new key's expiry: none, or an
+// instant after now (422 validation_failed naming expires_at).
+func CheckGatewayKeyExpiry(expiresAt *time.Time, now time.Time) error {
+	if expiresAt != nil && !expiresAt.After(now) {
+		return Invalid("expires_at", CodeValidationFailed, "expires_at must lie in the future (or be null: never)")
+	}
+	return nil
 }
 
 // GatewayTier is a serving tier of the catalogue and how many rows name it.
@@ -64,7 +87,7 @@ type GatewayTier struct {
 
 // GatewayKeyFilter narrows the key list.
 type GatewayKeyFilter struct {
-	Status string `json:"status,omitempty"` // active or revoked
+	Status string `json:"status,omitempty"` // active, expired or revoked
 }
 
 // NewGatewayKeyValue draws a fresh key value: GatewayKeyPrefix and 40
@@ -88,8 +111,11 @@ func GatewayKeyShaped(v string) bool {
 
 // AIGateway reads the gateway's tiers from the catalogue and keeps gateway
 // keys. Create and rotate return the new value once; every change records
-// one audit event whose states carry key_hash, nulled by the redaction.
+// one audit event whose states carry key_hash, nulled by the redaction, and
+// publishes GatewayKeyChanged after commit. GatewayKeyOpener feeds the
+// replicas' views of live keys.
 type AIGateway interface {
+	GatewayKeyOpener
 	GatewayTierNames(ctx context.Context) ([]string, error)
 	ListGatewayTiers(ctx context.Context, q PageQuery) (Page[GatewayTier], error)
 	ListGatewayKeys(ctx context.Context, f GatewayKeyFilter, q PageQuery) (Page[GatewayKey], error)
@@ -97,6 +123,4 @@ type AIGateway interface {
 	CreateGatewayKey(ctx context.Context, a Actor, k NewGatewayKey, l *Lease) (IssuedGatewayKey, error)
 	RotateGatewayKey(ctx context.Context, a Actor, id int64) (IssuedGatewayKey, error)
 	RevokeGatewayKey(ctx context.Context, a Actor, id int64) error
-	// VerifyGatewayKey returns the id of the live key with that value.
-	VerifyGatewayKey(ctx context.Context, value string) (id int64, ok bool, err error)
 }

@@ -3,6 +3,7 @@ package resources
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func strp(s string) *string { return &s }
@@ -165,7 +166,43 @@ func TestGatewayKey_ValueShapeAndStatus(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if (GatewayKey{}).Status() != GatewayKeyActive {
-		t.Fatal("a key without revoked_at is active")
+}
+
+func TestGatewayKey_Status_RevokedWinsExpiryIsTheFirstRefusedInstant(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	later, earlier := now.Add(time.Second), now.Add(-time.Second)
+	for _, c := range []struct {
+		name string
+		key  GatewayKey
+		want string
+	}{
+		{"no expiry, not revoked", GatewayKey{}, GatewayKeyActive},
+		{"expires later", GatewayKey{ExpiresAt: &later}, GatewayKeyActive},
+		{"expires now", GatewayKey{ExpiresAt: &now}, GatewayKeyExpired},
+		{"expired earlier", GatewayKey{ExpiresAt: &earlier}, GatewayKeyExpired},
+		{"revoked", GatewayKey{RevokedAt: &earlier}, GatewayKeyRevoked},
+		{"revoked and expired", GatewayKey{RevokedAt: &earlier, ExpiresAt: &earlier}, GatewayKeyRevoked},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.key.Status(now); got != c.want {
+				t.Fatalf("status %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestCheckGatewayKeyExpiry_FutureOrNull_Else422(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	later, earlier := now.Add(time.Second), now.Add(-time.Second)
+	for _, at := range []*time.Time{nil, &later} {
+		if err := CheckGatewayKeyExpiry(at, now); err != nil {
+			t.Errorf("%v refused: %v", at, err)
+		}
+	}
+	for _, at := range []*time.Time{&now, &earlier} {
+		e, _ := AsError(CheckGatewayKeyExpiry(at, now))
+		if e == nil || e.Kind != KindInvalid || e.Code != CodeValidationFailed || e.Field != "expires_at" {
+			t.Errorf("%v: %v", at, e)
+		}
 	}
 }

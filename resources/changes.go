@@ -7,12 +7,16 @@ import (
 )
 
 // Change kinds of the change feed: committed changes that alter what an
-// authenticated credential may do, or whether the API answers at all.
+// authenticated credential may do, whether the API answers at all, or which
+// gateway keys open the AI gateway.
 const (
 	ChangeToken     = "token"      // a token was revoked or extended: TokenID
 	ChangePrincipal = "principal"  // a person's or service account's roles, keys or status changed
 	ChangeRoles     = "roles"      // a role's keys changed: anyone may be affected
 	ChangeAPISwitch = "api_switch" // the API was turned on or off
+	// ChangeGatewayKey: an AI gateway key was created, rotated or revoked:
+	// GatewayKeyID (never its value nor its hash).
+	ChangeGatewayKey = "gateway_key"
 )
 
 // Change is one event of the change feed. Replicas that cache credentials
@@ -22,10 +26,14 @@ type Change struct {
 	TokenID       int64  `json:"token_id,omitempty"`
 	PrincipalKind string `json:"principal_kind,omitempty"` // PrincipalUser or PrincipalServiceAccount
 	PrincipalID   int64  `json:"principal_id,omitempty"`
+	GatewayKeyID  int64  `json:"gateway_key_id,omitempty"`
 }
 
 // TokenChanged is the change of one token.
 func TokenChanged(id int64) Change { return Change{Kind: ChangeToken, TokenID: id} }
+
+// GatewayKeyChanged is the change of one AI gateway key.
+func GatewayKeyChanged(id int64) Change { return Change{Kind: ChangeGatewayKey, GatewayKeyID: id} }
 
 // PrincipalChanged is the change of one person or service account.
 func PrincipalChanged(kind string, id int64) Change {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,7 +101,9 @@ type Options struct {
 	// CredentialCache caches credentials for this long (0: no cache), with
 	// the store's changes fed to the server in-process (as Redis would).
 	CredentialCache time.Duration
-	// NoChangeFeed leaves the cache without the change feed (missed events).
+	// NoChangeFeed leaves the server without the change feed (missed
+	// events): no cached credential is dropped, no changed gateway key is
+	// read again until the re-check interval.
 	NoChangeFeed bool
 	// AgentPolicy says how cache jobs poll and retry node agents (zero:
 	// polls every 20 ms, retries 3 times from 10 ms on).
@@ -108,7 +111,18 @@ type Options struct {
 	// ReconcileInterval is the node cache reconcile's interval (0: an hour,
 	// so that only tests that ask for it see it run after the first).
 	ReconcileInterval time.Duration
+	// GatewayKeyRecheck is how often the view of live gateway keys is
+	// reloaded whole (0: api.DefaultRecheck).
+	GatewayKeyRecheck time.Duration
+	// Networks are the client networks served (nil: api.DefaultNetworks).
+	Networks []netip.Prefix
+	// LogLevel is the server log's level (0: info).
+	LogLevel slog.Level
 }
+
+// GatewayKeyUseFlush is how often an Env writes the gateway keys' last
+// uses: short, so tests see them within their polling deadline.
+const GatewayKeyUseFlush = 50 * time.Millisecond
 
 func codeHost(o Options, sim *codehostsim.Sim) resources.CodeHost {
 	if o.CodeHost != nil {
@@ -164,12 +178,13 @@ func New(t testing.TB, o Options) *Env {
 		t.Fatal(err)
 	}
 	e.logs = &lockedWriter{w: e.Logs}
-	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
+	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: o.LogLevel}))
 	e.Lookups = &CountingCredentials{Credentials: st}
 	e.Metrics = prometheus.NewRegistry()
 	cfg := api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now,
 		LicenceKeys: []ed25519.PublicKey{licencetest.PublicKey()}, Metrics: e.Metrics, MetricsGatherer: e.Metrics,
-		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout}
+		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout, Networks: o.Networks,
+		GatewayKeyRecheck: o.GatewayKeyRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush}
 	if o.CredentialCache > 0 {
 		cfg.CredentialCache = api.NewCredentialCache(o.CredentialCache, e.Clock.Now, nil)
 	}
@@ -178,16 +193,30 @@ func New(t testing.TB, o Options) *Env {
 			Customers: st, Tenants: st, Users: st, CodeHost: codeHost(o, e.VCS), Operations: st, Projects: st,
 			Releases: st, AIModels: st, AIGateway: st, AINodes: st, NodeCaches: st, Monitoring: monitor(o, e.Monitor),
 			NodeAgents: e.Fleet, Licences: st, Brands: st, Readiness: st})
-	if o.CredentialCache > 0 && !o.NoChangeFeed {
+	if !o.NoChangeFeed {
 		st.SetChangePublisher(localFeed{e.Server})
 	}
 	if o.Mount != nil {
 		o.Mount(e.Server)
 	}
 	e.startWorker(logger, o)
+	e.runGatewayKeys()
 	e.HTTP = httptest.NewServer(e.Server.Router())
 	t.Cleanup(e.HTTP.Close)
 	return e
+}
+
+// runGatewayKeys loads the view of live gateway keys and keeps it current
+// until the test ends (after the HTTP server closed: the last uses are
+// written then).
+func (e *Env) runGatewayKeys() {
+	if err := e.Server.LoadGatewayKeys(context.Background()); err != nil {
+		e.T.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Server.RunGatewayKeys(ctx) }()
+	e.T.Cleanup(func() { cancel(); <-done })
 }
 
 // openDB opens the test's database with the options' statement timeout,

@@ -9,9 +9,12 @@
 //
 // It creates (and drops first) the database platformapi_bench on the admin
 // DSN (TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres),
-// seeds 100,000 catalogue rows and 1,000,000 audit events, builds the server,
+// seeds 100,000 catalogue rows, 1,000,000 audit events and 10,000 live
+// AI gateway keys, builds the server,
 // and runs it with Redis (-redis-url, default redis://127.0.0.1:6379/15)
-// when Redis answers. `bench bare` is the reference server it starts.
+// when Redis answers. `bench bare` (chi + pgx) and `bench bare200` (a bare
+// net/http handler answering 200, the reference of /ai-gateway/verify) are
+// the reference servers it starts.
 package main
 
 import (
@@ -58,6 +61,10 @@ func main() {
 		runBare(os.Args[2:])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "bare200" {
+		runBare200(os.Args[2:])
+		return
+	}
 	var c config
 	flag.StringVar(&c.adminDSN, "database-url", cmp.Or(os.Getenv("TEST_DATABASE_URL"),
 		"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "admin DSN of the PostgreSQL to use")
@@ -66,7 +73,7 @@ func main() {
 	flag.IntVar(&c.conns, "c", 16, "wrk connections")
 	flag.IntVar(&c.threads, "t", 2, "wrk threads")
 	flag.BoolVar(&c.modes, "modes", true, "also measure GET under each pgx statement mode")
-	flag.StringVar(&c.only, "only", "", "run only these loads (keys: bare,get,mcp,post,keyed,audit1,auditdeep,rss)")
+	flag.StringVar(&c.only, "only", "", "run only these loads (keys: bare,get,mcp,post,keyed,audit1,auditdeep,rss,bare200,verify)")
 	flag.StringVar(&c.server, "server-bin", "", "measure this platformapi binary (e.g. an older build) instead of building one")
 	flag.StringVar(&c.logLevel, "log-level", "info", "the server's --log-level (info: access log on, as the targets require)")
 	flag.StringVar(&c.profile, "profile", "", "write CPU and allocation profiles of the server per load into this directory")

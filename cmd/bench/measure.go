@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"platformapi/resources"
 )
 
 // process is a server the bench started.
@@ -134,6 +136,11 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return err
 	}
 	defer bare.stop()
+	bare200, err := start(ctx, c, "bare200", nil, "/", self, "bare200")
+	if err != nil {
+		return err
+	}
+	defer bare200.stop()
 	srv, err := startServer(ctx, c, w, server, "")
 	if err != nil {
 		return err
@@ -159,7 +166,8 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return runStep(ctx, c, r, s)
 	}
 	for range max(1, c.rounds) { // fresh tokens and POST keys each round
-		for _, s := range steps(bare, srv, w.depthCursor, pool) {
+		all := append(steps(bare, srv, w.depthCursor, pool), verifySteps(bare200, srv, w.gatewayValues)...)
+		for _, s := range all {
 			if err := run(s); err != nil {
 				return err
 			}
@@ -197,6 +205,18 @@ func steps(bare, srv *process, depthCursor string, pool func(string, int) []stri
 			script: getScript("/api/v1/ai/models/", rss), probe: probe{path: "/api/v1/ai/models/1", token: rss[0]},
 			tokens: rss},
 			srv.cmd.Process.Pid},
+	}
+}
+
+// verifySteps are the loads of /ai-gateway/verify beside its bare
+// reference: the same requests (a random live key of values each), the
+// server's RSS sampled during its load.
+func verifySteps(bare200, srv *process, values []string) []step {
+	script, p := verifyScript(values), probe{path: resources.GatewayVerifyPath, token: values[0]}
+	return []step{
+		{"bare200", load{name: "bare net/http 200 (same requests)", server: bare200, script: script, probe: p}, 0},
+		{"verify", load{name: "platformapi /ai-gateway/verify, 10,000 live keys", server: srv, script: script,
+			probe: p}, srv.cmd.Process.Pid},
 	}
 }
 

@@ -150,4 +150,22 @@ func (r *report) printTargets(w io.Writer) {
 		rss = fmt.Sprintf("%.1f MB", float64(res.rssKB)/1024)
 	}
 	fmt.Fprintf(w, "| peak RSS at 64 connections | %s | < 100 MB |\n", rss)
+	r.printVerifyTargets(w)
+}
+
+// printVerifyTargets adds the targets of /ai-gateway/verify: throughput
+// beside a bare net/http 200 under the same load, p99, and the server's
+// peak RSS with 10,000 live keys during that load.
+func (r *report) printVerifyTargets(w io.Writer) {
+	v := r.results["verify"]
+	p99, rss := notComparable, notComparable
+	if v.valid() {
+		p99 = v.p99
+		if v.rssKB > 0 {
+			rss = fmt.Sprintf("%.1f MB", float64(v.rssKB)/1024)
+		}
+	}
+	fmt.Fprintf(w, "| /ai-gateway/verify vs bare net/http 200 | %s | ≥ 0.80 |\n", r.ratio("verify", "bare200"))
+	fmt.Fprintf(w, "| /ai-gateway/verify p99 | %s | ≤ 2 ms |\n", p99)
+	fmt.Fprintf(w, "| peak RSS, 10,000 live gateway keys (verify load) | %s | < 100 MB |\n", rss)
 }

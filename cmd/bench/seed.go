@@ -39,6 +39,9 @@ type world struct {
 	minter      bunstore.TokenMinter
 	depthCursor string
 	licenceKey  string
+	// gatewayValues are the values of the live gateway keys seeded for
+	// the verify load.
+	gatewayValues []string
 }
 
 // seed creates and fills the bench database, or with c.reuse keeps the one
@@ -72,6 +75,9 @@ func seed(ctx context.Context, c config) (*world, error) {
 	}
 	if err := w.installLicence(ctx); err != nil {
 		return nil, fmt.Errorf("licence: %w", err)
+	}
+	if err := w.seedGatewayKeys(ctx); err != nil {
+		return nil, fmt.Errorf("gateway keys: %w", err)
 	}
 	return w, w.cursorAtDepth(ctx)
 }

@@ -69,6 +69,9 @@ type Main struct {
 	sim      *monitoringsim.Sim // the simulated fleet; nil with Prometheus
 	fleet    *nodeagent.Fleet   // the node agents of the roster
 	demo     *demoFleet         // serve --demo: the in-process agents of the demo fleet
+	// stopGateway stops keeping the view of live gateway keys, writing the
+	// keys' last uses once more (after the HTTP server drained).
+	stopGateway func()
 }
 
 // Open connects to the configured database, starting the embedded cluster
@@ -208,9 +211,12 @@ func (m *Main) freezeDatabaseClock(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the change feed (waiting for it), closes the database and
-// stops the embedded cluster, if any.
+// Close writes the gateway keys' last uses, stops the change feed (waiting
+// for it), closes the database and stops the embedded cluster, if any.
 func (m *Main) Close() {
+	if m.stopGateway != nil {
+		m.stopGateway()
+	}
 	if m.demo != nil {
 		m.demo.close()
 	}

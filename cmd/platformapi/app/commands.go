@@ -115,7 +115,7 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	f.DurationVar(&opts.StatementTimeout, "statement-timeout", envDuration("PLATFORMAPI_STATEMENT_TIMEOUT", defaultStatementTimeout),
 		"PostgreSQL statement_timeout of the server's connections, lock waits included; 0: the database's own "+
 			"(env PLATFORMAPI_STATEMENT_TIMEOUT)")
-	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached credential before reading it again (the bound while the change feed is down)")
+	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached credential, and how often it reloads its view of live AI gateway keys (the bound while the change feed is down)")
 	f.StringVar(&so.PrometheusURL, "prometheus-url", os.Getenv("PLATFORMAPI_PROMETHEUS_URL"), "Prometheus base URL for AI node live values (env PLATFORMAPI_PROMETHEUS_URL); empty: simulated")
 	f.DurationVar(&so.ReconcileInterval, "reconcile-interval", envDuration("PLATFORMAPI_RECONCILE_INTERVAL",
 		bunstore.DefaultReconcileInterval), "how often node caches are compared with what the node agents report "+

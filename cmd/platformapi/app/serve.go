@@ -117,7 +117,7 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	}
 	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
 		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
-		RequestTimeout: o.RequestTimeout}
+		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck}
 	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
 	if m.shared != nil {
 		m.shared.Register(reg)
@@ -139,6 +139,10 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err
 	}
+	if err := srv.LoadGatewayKeys(ctx); err != nil {
+		return nil, err
+	}
+	m.stopGateway = runUntilStopped(context.WithoutCancel(ctx), srv.RunGatewayKeys)
 	if m.shared != nil {
 		m.runFeed(ctx, func(ctx context.Context) { m.shared.Run(ctx, srv) })
 	} else {
@@ -147,13 +151,19 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	return srv.Router(), nil
 }
 
-// runFeed runs the change feed until ctx ends or Close stops it (Close waits
-// for it, so its connection is gone before the database is closed).
-func (m *Main) runFeed(ctx context.Context, run func(context.Context)) {
+// runUntilStopped runs run in a goroutine until the returned function is
+// called, which cancels it and waits for it to return.
+func runUntilStopped(ctx context.Context, run func(context.Context)) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); run(ctx) }()
-	m.stopFeed = func() { cancel(); <-done }
+	return func() { cancel(); <-done }
+}
+
+// runFeed runs the change feed until ctx ends or Close stops it (Close waits
+// for it, so its connection is gone before the database is closed).
+func (m *Main) runFeed(ctx context.Context, run func(context.Context)) {
+	m.stopFeed = runUntilStopped(ctx, run)
 }
 
 // Run migrates the database, freezes its clock when asked, optionally sets

@@ -520,6 +520,7 @@ func (e WhoamiPrincipalKind) Valid() bool {
 // Defines values for ListAiGatewayKeysParamsStatus.
 const (
 	ListAiGatewayKeysParamsStatusActive  ListAiGatewayKeysParamsStatus = "active"
+	ListAiGatewayKeysParamsStatusExpired ListAiGatewayKeysParamsStatus = "expired"
 	ListAiGatewayKeysParamsStatusRevoked ListAiGatewayKeysParamsStatus = "revoked"
 )
 
@@ -527,6 +528,8 @@ const (
 func (e ListAiGatewayKeysParamsStatus) Valid() bool {
 	switch e {
 	case ListAiGatewayKeysParamsStatusActive:
+		return true
+	case ListAiGatewayKeysParamsStatusExpired:
 		return true
 	case ListAiGatewayKeysParamsStatusRevoked:
 		return true
@@ -1496,10 +1499,12 @@ type GatewayKey struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// CreatedBy Who created it
-	CreatedBy string `json:"created_by"`
+	CreatedBy string                       `json:"created_by"`
+	ExpiresAt nullable.Nullable[time.Time] `json:"expires_at"`
 
 	// Id Example: 4
-	Id string `json:"id"`
+	Id         string                       `json:"id"`
+	LastUsedAt nullable.Nullable[time.Time] `json:"last_used_at"`
 
 	// Name Example: ci-runner
 	Name      string                       `json:"name"`
@@ -1508,16 +1513,18 @@ type GatewayKey struct {
 	// RotatedAt Last rotation; null when never rotated
 	RotatedAt nullable.Nullable[time.Time] `json:"rotated_at"`
 
-	// Status active or revoked; other values may appear
+	// Status active, expired or revoked; an open list
 	Status string `json:"status"`
 
-	// Tier Serving tier the key is meant for; recorded only
+	// Tier Serving tier; sent on as X-Gateway-Tier
 	Tier nullable.Nullable[string] `json:"tier"`
 }
 
 // GatewayKeyCreate defines model for GatewayKeyCreate.
 type GatewayKeyCreate struct {
-	Name string `json:"name"`
+	// ExpiresAt RFC 3339 instant in the future from which the key no longer opens the gateway; omitted or null: never expires
+	ExpiresAt nullable.Nullable[time.Time] `json:"expires_at,omitempty"`
+	Name      string                       `json:"name"`
 
 	// ReturnValue Return the key value in this answer (only here, only once). Default false
 	ReturnValue *bool `json:"return_value,omitempty"`
@@ -1546,10 +1553,12 @@ type IssuedGatewayKey struct {
 	CreatedAt time.Time `json:"created_at"`
 
 	// CreatedBy Who created it
-	CreatedBy string `json:"created_by"`
+	CreatedBy string                       `json:"created_by"`
+	ExpiresAt nullable.Nullable[time.Time] `json:"expires_at"`
 
 	// Id Example: 4
-	Id string `json:"id"`
+	Id         string                       `json:"id"`
+	LastUsedAt nullable.Nullable[time.Time] `json:"last_used_at"`
 
 	// Name Example: ci-runner
 	Name      string                       `json:"name"`
@@ -1558,10 +1567,10 @@ type IssuedGatewayKey struct {
 	// RotatedAt Last rotation; null when never rotated
 	RotatedAt nullable.Nullable[time.Time] `json:"rotated_at"`
 
-	// Status active or revoked; other values may appear
+	// Status active, expired or revoked; an open list
 	Status string `json:"status"`
 
-	// Tier Serving tier the key is meant for; recorded only
+	// Tier Serving tier; sent on as X-Gateway-Tier
 	Tier nullable.Nullable[string] `json:"tier"`
 
 	// Value The key value: only when the request set return_value, and never again anywhere
@@ -2268,7 +2277,7 @@ type ListAiGatewayKeysParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Status Only active or only revoked keys
+	// Status Only keys of this status. One of: active, expired, revoked.
 	Status *ListAiGatewayKeysParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
@@ -3035,7 +3044,7 @@ type ClientInterface interface {
 
 	// CreateAiGatewayKeyWithBody Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3046,7 +3055,7 @@ type ClientInterface interface {
 
 	// CreateAiGatewayKey Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3057,7 +3066,7 @@ type ClientInterface interface {
 
 	// RevokeAiGatewayKey Revoke an AI gateway key
 	//
-	// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+	// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3075,7 +3084,7 @@ type ClientInterface interface {
 
 	// RotateAiGatewayKeyWithBody Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3086,7 +3095,7 @@ type ClientInterface interface {
 
 	// RotateAiGatewayKey Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3854,7 +3863,7 @@ func (c *Client) ListAiGatewayKeys(ctx context.Context, params *ListAiGatewayKey
 
 // CreateAiGatewayKeyWithBody Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3875,7 +3884,7 @@ func (c *Client) CreateAiGatewayKeyWithBody(ctx context.Context, params *CreateA
 
 // CreateAiGatewayKey Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3896,7 +3905,7 @@ func (c *Client) CreateAiGatewayKey(ctx context.Context, params *CreateAiGateway
 
 // RevokeAiGatewayKey Revoke an AI gateway key
 //
-// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 //
 // Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3934,7 +3943,7 @@ func (c *Client) GetAiGatewayKey(ctx context.Context, keyId string, reqEditors .
 
 // RotateAiGatewayKeyWithBody Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -3955,7 +3964,7 @@ func (c *Client) RotateAiGatewayKeyWithBody(ctx context.Context, keyId string, p
 
 // RotateAiGatewayKey Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -9149,7 +9158,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAiGatewayKeyWithBodyWithResponse Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9160,7 +9169,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateAiGatewayKeyWithResponse Create an AI gateway key
 	//
-	// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9171,7 +9180,7 @@ type ClientWithResponsesInterface interface {
 
 	// RevokeAiGatewayKeyWithResponse Revoke an AI gateway key
 	//
-	// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+	// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9193,7 +9202,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateAiGatewayKeyWithBodyWithResponse Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -9204,7 +9213,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateAiGatewayKeyWithResponse Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -22080,7 +22089,7 @@ func (c *ClientWithResponses) ListAiGatewayKeysWithResponse(ctx context.Context,
 
 // CreateAiGatewayKeyWithBodyWithResponse Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22097,7 +22106,7 @@ func (c *ClientWithResponses) CreateAiGatewayKeyWithBodyWithResponse(ctx context
 
 // CreateAiGatewayKeyWithResponse Create an AI gateway key
 //
-// Creates a key with a random value (sk-gw- and 40 base62 characters). The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at /ai-gateway/verify at once. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22114,7 +22123,7 @@ func (c *ClientWithResponses) CreateAiGatewayKeyWithResponse(ctx context.Context
 
 // RevokeAiGatewayKeyWithResponse Revoke an AI gateway key
 //
-// Revokes the key at once; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
+// Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, listed as revoked. Revoking a revoked key succeeds and changes nothing.
 //
 // Permission: any one of `ai-gateway-keys-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22148,7 +22157,7 @@ func (c *ClientWithResponses) GetAiGatewayKeyWithResponse(ctx context.Context, k
 
 // RotateAiGatewayKeyWithBodyWithResponse Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -22165,7 +22174,7 @@ func (c *ClientWithResponses) RotateAiGatewayKeyWithBodyWithResponse(ctx context
 
 // RotateAiGatewayKeyWithResponse Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
