@@ -1105,13 +1105,13 @@ type AIModelPatch_Benchmarks_AdditionalProperties struct {
 
 // AINode defines model for AINode.
 type AINode struct {
-	// AgentUrl Base URL of the node's agent (inventory); null: no agent, no copies
+	// AgentUrl Node agent's URL; null: none
 	AgentUrl nullable.Nullable[string] `json:"agent_url"`
 
-	// CacheFsFreeBytes Live from the node agent: bytes free there; null when the agent cannot be reached
+	// CacheFsFreeBytes Live (agent): free there
 	CacheFsFreeBytes nullable.Nullable[int64] `json:"cache_fs_free_bytes"`
 
-	// CacheFsTotalBytes Live from the node agent: size of the model cache's file system
+	// CacheFsTotalBytes Live (agent): model cache file system size
 	CacheFsTotalBytes nullable.Nullable[int64] `json:"cache_fs_total_bytes"`
 
 	// Cluster Live
@@ -1764,6 +1764,9 @@ type NodeCache struct {
 	// Example: Qwen/Qwen3-Coder-30B-A3B-Instruct
 	ModelRepo string `json:"model_repo"`
 
+	// OperationId Copy or removal running on it (get-operation); null: none
+	OperationId nullable.Nullable[string] `json:"operation_id"`
+
 	// Path Where the node agent keeps the weights on the node's disk; null until ready
 	Path nullable.Nullable[string] `json:"path"`
 
@@ -1828,12 +1831,9 @@ type Operation struct {
 	// Kind release_promotion, project_provision, node_cache_copy, node_cache_remove; other values may appear
 	Kind string `json:"kind"`
 
-	// Progress How far a node-cache copy got, as the node agent reports it; null for other work
+	// Progress Copies: bytes so far
 	Progress nullable.Nullable[struct {
-		// BytesDone Bytes copied and verified
-		BytesDone int64 `json:"bytes_done"`
-
-		// BytesTotal Bytes the copy moves in all
+		BytesDone  int64 `json:"bytes_done"`
 		BytesTotal int64 `json:"bytes_total"`
 	}] `json:"progress"`
 	Result nullable.Nullable[map[string]interface{}] `json:"result"`
