@@ -18,10 +18,13 @@ import (
 // buffer back. The three run at once on consecutive buffers, so reading,
 // hashing and writing one file overlap instead of taking turns.
 const (
-	chunkSize  = 1 << 20 // bytes per buffer
-	pipeDepth  = 4       // buffers per file in flight
-	minBurst   = 16 << 10
-	throttleHz = 8 // a throttled copy reads in pieces of an eighth of a second
+	chunkSize = 1 << 20 // bytes per buffer
+	pipeDepth = 4       // buffers per file in flight
+	// writebackEvery is how many bytes of a file are written before the
+	// kernel is asked to start writing them to the disk.
+	writebackEvery = 8 << 20
+	minBurst       = 16 << 10
+	throttleHz     = 8 // a throttled copy reads in pieces of an eighth of a second
 )
 
 // chunks recycles the pipeline's buffers across files.
@@ -118,6 +121,7 @@ func (a *Agent) readBlocks(ctx context.Context, src io.Reader, name string, free
 func writeBlocks(dst *os.File, name string, in <-chan block, free chan<- *[]byte, progress func(int64),
 	stop context.CancelCauseFunc) error {
 	var werr error
+	var written, flushed int64
 	for b := range in {
 		if werr == nil {
 			if _, err := dst.Write((*b.buf)[:b.n]); err != nil {
@@ -125,9 +129,14 @@ func writeBlocks(dst *os.File, name string, in <-chan block, free chan<- *[]byte
 				stop(werr)
 			} else {
 				progress(int64(b.n))
+				written += int64(b.n)
 			}
 		}
 		free <- b.buf
+		if werr == nil && written-flushed >= writebackEvery {
+			startWriteback(dst, flushed, written-flushed)
+			flushed = written
+		}
 	}
 	return werr
 }
