@@ -28,6 +28,7 @@ import (
 // copyConfig is what `bench copy` measures.
 type copyConfig struct {
 	dir        string // work directory (store and destinations), on the disk to measure
+	dest       string // where the copies go, when not in dir (e.g. a tmpfs: no disk)
 	rounds     int
 	bigFiles   int // shards of the synthetic model
 	bigMiB     int // MiB per shard
@@ -40,7 +41,10 @@ type copyConfig struct {
 func runCopy(args []string) {
 	var c copyConfig
 	fs := flag.NewFlagSet("copy", flag.ExitOnError)
-	fs.StringVar(&c.dir, "dir", "", "work directory on the disk to measure (default: a new one under $TMPDIR)")
+	fs.StringVar(&c.dir, "dir", "", "work directory on the disk to measure "+
+		"(default: a new one under $TMPDIR)")
+	fs.StringVar(&c.dest, "dest", "", "directory the copies go to (default: in the work directory); "+
+		"a tmpfs such as /dev/shm measures the copy without the disk")
 	fs.IntVar(&c.rounds, "rounds", 5, "rounds; each copies the model with cp -r, cp -r + sync and the agent")
 	fs.IntVar(&c.bigFiles, "shards", 4, "weight shards of the synthetic model")
 	fs.IntVar(&c.bigMiB, "shard-mib", 512, "MiB per shard")
@@ -66,11 +70,19 @@ func benchCopy(c copyConfig) error {
 	if !c.keep {
 		defer os.RemoveAll(c.dir)
 	}
-	store, cache, cpDest := filepath.Join(c.dir, "store"), filepath.Join(c.dir, "cache"), filepath.Join(c.dir, "cp")
-	for _, d := range []string{store, cache, cpDest} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	if c.dest == "" {
+		c.dest = c.dir
+	} else {
+		dest, err := os.MkdirTemp(c.dest, "platformapi-bench-copy-")
+		if err != nil {
 			return err
 		}
+		c.dest = dest
+		defer os.RemoveAll(dest)
+	}
+	store, cache := filepath.Join(c.dir, "store"), filepath.Join(c.dest, "cache")
+	if err := mkdirs(store, cache, filepath.Join(c.dest, "cp")); err != nil {
+		return err
 	}
 	log.Printf("writing the synthetic model (%d × %d MiB and small files) under %s", c.bigFiles, c.bigMiB, store)
 	files, err := writeSyntheticModel(filepath.Join(store, "models", "bench", "model"), c)
@@ -92,14 +104,23 @@ func benchCopy(c copyConfig) error {
 	return nil
 }
 
+func mkdirs(dirs ...string) error {
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeSyntheticModel writes the shards (pseudo-random bytes), a few small
 // files and SHA256SUMS, and answers the files as the agent must report them.
 func writeSyntheticModel(dir string, c copyConfig) ([]resources.AgentFile, error) {
 	var seed [32]byte
 	_, _ = rand.Read(seed[:])
 	src := mrand.NewChaCha8(seed)
-	sizes := map[string]int64{"config.json": 700, "generation_config.json": 180, "tokenizer.json": 9 << 20,
-		"tokenizer_config.json": 50 << 10, "model.safetensors.index.json": 30 << 10}
+	sizes := map[string]int64{"config.json": 700, "generation_config.json": 180,
+		"tokenizer.json": 9 << 20, "tokenizer_config.json": 50 << 10, "model.safetensors.index.json": 30 << 10}
 	for i := range c.bigFiles {
 		sizes[fmt.Sprintf("model-%05d-of-%05d.safetensors", i+1, c.bigFiles)] = int64(c.bigMiB) << 20
 	}
@@ -162,8 +183,8 @@ func startBenchAgent(store, cache string) (*benchAgent, error) {
 func (b *benchAgent) close() { _ = b.srv.Close(); _ = b.agent.Close() }
 
 // agentCopy asks the agent for the copy and polls until it is ready; it
-// answers the times from the request to every byte written and hashed
-// (bytes_done reaching bytes_total: the work cp -r does) and to the cache
+// answers the times from the request to every byte copied
+// (bytes_done reaching bytes_total: what cp -r does) and to the cache
 // seen ready (every file also synced to the disk and published).
 func (b *benchAgent) agentCopy(files []resources.AgentFile) (written, ready time.Duration, err error) {
 	ctx := context.Background()

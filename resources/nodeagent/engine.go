@@ -156,7 +156,7 @@ func (a *Agent) copyFile(ctx context.Context, j *job, dir string, e entry) (*wri
 	if err := a.cache.MkdirAll(path.Dir(w.name), partialPerm); err != nil {
 		return nil, cacheFailure("create the directory of "+e.Path, err)
 	}
-	if w.f, err = a.cache.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, cacheFilePerm); err != nil {
+	if w.f, err = a.cache.OpenFile(w.tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, cacheFilePerm); err != nil {
 		return nil, cacheFailure("create "+e.Path, err)
 	}
 	sum, err := a.pump(ctx, src, w.f, e.Path, func(n int64) { w.n += n; j.progress(n) })
