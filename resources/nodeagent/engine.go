@@ -84,6 +84,9 @@ func (a *Agent) copyCache(ctx context.Context, j *job, kept []entry) error {
 	for _, e := range kept {
 		done[e.Path] = true
 	}
+	if err := a.prunePartial(dir, done); err != nil {
+		return cacheFailure("clear the partial directory", err)
+	}
 	var todo []entry
 	for _, e := range j.plan.files {
 		if !done[e.Path] {
@@ -235,6 +238,33 @@ func (a *Agent) publish(j *job, dir string) error {
 	_ = a.cache.Remove(path.Join(j.repo, journalName))
 	_ = a.cache.Remove(path.Dir(dir)) // .partial/<org>, when empty
 	return a.syncDir(path.Dir(j.repo))
+}
+
+// prunePartial removes from the partial directory dir whatever is not a
+// verified file to keep nor the journal (files of an earlier central copy
+// that no longer lists them, a file half written when the agent stopped),
+// then the directories left empty. Only listed files are ever published.
+func (a *Agent) prunePartial(dir string, keep map[string]bool) error {
+	var stale, dirs []string
+	err := fs.WalkDir(a.cache.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && p != dir:
+			dirs = append(dirs, p)
+		case !d.IsDir() && rel != journalName && !keep[rel]:
+			stale = append(stale, p)
+		}
+		return nil
+	})
+	for _, p := range stale {
+		err = errors.Join(err, a.cache.Remove(p))
+	}
+	for _, d := range slices.Backward(dirs) {
+		_ = a.cache.Remove(d) // fails while it holds something
+	}
+	return err
 }
 
 // syncTree syncs every directory under dir, so the renames into it last.
