@@ -24,7 +24,7 @@ const (
 	spansInFlight = 4       // spans moved and waiting to be hashed
 	// writebackEvery is how many bytes of a file are written before the
 	// kernel is asked to start writing them to the disk.
-	writebackEvery = 8 << 20
+	writebackEvery = 64 << 20
 	minBurst       = 16 << 10
 	throttleHz     = 8 // a throttled copy moves pieces of an eighth of its rate
 )
