@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -48,7 +49,8 @@ func runCopy(args []string) {
 	fs.IntVar(&c.rounds, "rounds", 5, "rounds; each copies the model with cp -r, cp -r + sync and the agent")
 	fs.IntVar(&c.bigFiles, "shards", 4, "weight shards of the synthetic model")
 	fs.IntVar(&c.bigMiB, "shard-mib", 512, "MiB per shard")
-	fs.BoolVar(&c.dropCaches, "drop-caches", false, "drop the page cache before each copy (root only): cold reads")
+	fs.BoolVar(&c.dropCaches, "drop-caches", false,
+		"drop the page cache before each copy (root only): cold reads")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory")
 	_ = fs.Parse(args)
 	if err := benchCopy(c); err != nil {
@@ -60,31 +62,14 @@ func benchCopy(c copyConfig) error {
 	if c.rounds < 1 {
 		return errors.New("-rounds must be at least 1")
 	}
-	if c.dir == "" {
-		dir, err := os.MkdirTemp("", "platformapi-bench-copy-")
-		if err != nil {
-			return err
-		}
-		c.dir = dir
-	}
-	if !c.keep {
-		defer os.RemoveAll(c.dir)
-	}
-	if c.dest == "" {
-		c.dest = c.dir
-	} else {
-		dest, err := os.MkdirTemp(c.dest, "platformapi-bench-copy-")
-		if err != nil {
-			return err
-		}
-		c.dest = dest
-		defer os.RemoveAll(dest)
-	}
-	store, cache := filepath.Join(c.dir, "store"), filepath.Join(c.dest, "cache")
-	if err := mkdirs(store, cache, filepath.Join(c.dest, "cp")); err != nil {
+	cleanup, err := makeWorkDirs(&c)
+	defer cleanup()
+	if err != nil {
 		return err
 	}
-	log.Printf("writing the synthetic model (%d × %d MiB and small files) under %s", c.bigFiles, c.bigMiB, store)
+	store, cache := filepath.Join(c.dir, "store"), filepath.Join(c.dest, "cache")
+	log.Printf("writing the synthetic model (%d × %d MiB and small files) under %s",
+		c.bigFiles, c.bigMiB, store)
 	files, err := writeSyntheticModel(filepath.Join(store, "models", "bench", "model"), c)
 	if err != nil {
 		return err
@@ -104,13 +89,38 @@ func benchCopy(c copyConfig) error {
 	return nil
 }
 
-func mkdirs(dirs ...string) error {
-	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
+// makeWorkDirs makes the work directory (unless given) and the copies'
+// directory in c.dest (the work directory unless given); cleanup removes
+// what is not to be kept.
+func makeWorkDirs(c *copyConfig) (cleanup func(), err error) {
+	var remove []string
+	cleanup = func() {
+		for _, d := range remove {
+			_ = os.RemoveAll(d)
 		}
 	}
-	return nil
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "platformapi-bench-copy-"); err != nil {
+			return cleanup, err
+		}
+	}
+	if !c.keep {
+		remove = append(remove, c.dir)
+	}
+	if c.dest == "" {
+		c.dest = c.dir
+	} else if c.dest, err = os.MkdirTemp(c.dest, "platformapi-bench-copy-"); err != nil {
+		return cleanup, err
+	} else {
+		remove = append(remove, c.dest)
+	}
+	for _, d := range []string{filepath.Join(c.dir, "store"), filepath.Join(c.dest, "cache"),
+		filepath.Join(c.dest, "cp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return cleanup, err
+		}
+	}
+	return cleanup, nil
 }
 
 // writeSyntheticModel writes the shards (pseudo-random bytes), a few small
@@ -212,13 +222,22 @@ func (b *benchAgent) agentCopy(files []resources.AgentFile) (written, ready time
 	}
 }
 
-// timeCommand runs a shell command line and answers how long it took.
-func timeCommand(line string) (time.Duration, error) {
+// timeCommand runs a shell command line and answers how long it took and
+// the CPU time (user and system) it and the commands it waited for used.
+func timeCommand(line string) (wall, cpu time.Duration, err error) {
 	start := time.Now()
-	if out, err := exec.Command("sh", "-c", line).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("%s: %w: %s", line, err, out)
+	cmd := exec.Command("sh", "-c", line)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w: %s", line, err, out)
 	}
-	return time.Since(start), nil
+	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
+// selfCPU is the CPU time (user and system) this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // settle syncs every file system and, when asked, drops the page cache, so

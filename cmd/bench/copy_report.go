@@ -25,17 +25,23 @@ const (
 	wayAgentWritten = "node agent: every byte copied (bytes_done = bytes_total)"
 )
 
-// copyResults are the times of each way, round by round.
+// copyResults are the times of each way, round by round, and the CPU
+// time each used (the agent's: its whole process, the bench's polling
+// included).
 type copyResults struct {
 	times map[string][]time.Duration
+	cpu   map[string][]time.Duration
 	loads []string
 }
 
-func (r *copyResults) add(way string, d time.Duration) {
+func (r *copyResults) add(way string, d, cpu time.Duration) {
 	if r.times == nil {
-		r.times = map[string][]time.Duration{}
+		r.times, r.cpu = map[string][]time.Duration{}, map[string][]time.Duration{}
 	}
 	r.times[way] = append(r.times[way], d)
+	if cpu > 0 {
+		r.cpu[way] = append(r.cpu[way], cpu)
+	}
 }
 
 // copyRound copies the model each way once, in an order that rotates
@@ -53,22 +59,24 @@ func copyRound(c copyConfig, ag *benchAgent, files []resources.AgentFile, round 
 		if err := settle(c); err != nil {
 			return err
 		}
-		var took, written time.Duration
+		var took, written, cpu time.Duration
 		var err error
 		switch way {
 		case wayCp:
-			took, err = timeCommand(fmt.Sprintf("cp -r %q %q", src, dst))
+			took, cpu, err = timeCommand(fmt.Sprintf("cp -r %q %q", src, dst))
 		case wayCpSync:
-			took, err = timeCommand(fmt.Sprintf("cp -r %q %q && sync", src, dst))
+			took, cpu, err = timeCommand(fmt.Sprintf("cp -r %q %q && sync", src, dst))
 		default:
+			before := selfCPU()
 			written, took, err = ag.agentCopy(files)
-			r.add(wayAgentWritten, written)
+			cpu = selfCPU() - before
+			r.add(wayAgentWritten, written, 0)
 		}
 		if err != nil {
 			return err
 		}
-		log.Printf("round %d: %s %.2f s", round+1, way, took.Seconds())
-		r.add(way, took)
+		log.Printf("round %d: %s %.2f s (CPU %.2f s)", round+1, way, took.Seconds(), cpu.Seconds())
+		r.add(way, took, cpu)
 	}
 	r.loads = append(r.loads, loadAvg())
 	return emptyDestinations(ag, dst)
@@ -106,7 +114,7 @@ func (r *copyResults) print(w io.Writer, c copyConfig, files []resources.AgentFi
 	fmt.Fprintf(w, "- page cache: %s; load average after each round: %s\n\n",
 		map[bool]string{true: "dropped before each copy", false: "warm (the source stays cached)"}[c.dropCaches],
 		strings.Join(r.loads, " | "))
-	fmt.Fprintf(w, "| way | %s | median | MiB/s (median) |\n|---|%s---|---|\n",
+	fmt.Fprintf(w, "| way | %s | median | MiB/s (median) | CPU time (median) |\n|---|%s---|---|---|\n",
 		roundHeads(c.rounds), strings.Repeat("---|", c.rounds))
 	for _, way := range []string{wayCp, wayAgentWritten, wayCpSync, wayAgent} {
 		m := median(r.times[way])
@@ -114,8 +122,12 @@ func (r *copyResults) print(w io.Writer, c copyConfig, files []resources.AgentFi
 		for _, d := range r.times[way] {
 			cells = append(cells, fmt.Sprintf("%.2f s", d.Seconds()))
 		}
-		fmt.Fprintf(w, "| %s | %s | %.2f s | %.0f |\n", way, strings.Join(cells, " | "), m.Seconds(),
-			float64(total)/(1<<20)/m.Seconds())
+		cpu := "(within the next)"
+		if len(r.cpu[way]) > 0 {
+			cpu = fmt.Sprintf("%.2f s", median(r.cpu[way]).Seconds())
+		}
+		fmt.Fprintf(w, "| %s | %s | %.2f s | %.0f | %s |\n", way, strings.Join(cells, " | "), m.Seconds(),
+			float64(total)/(1<<20)/m.Seconds(), cpu)
 	}
 	ratio := func(ref, way string) float64 {
 		return median(r.times[ref]).Seconds() / median(r.times[way]).Seconds()
