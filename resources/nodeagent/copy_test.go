@@ -123,6 +123,10 @@ func TestCopy_CorruptSourceFile_ChecksumMismatchNothingPublished(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfg.CacheRoot, "acme")); !os.IsNotExist(err) {
 		t.Fatalf("something was published: %v", err)
 	}
+	if r, err := ta.client.Report(context.Background(), ta.ep); err != nil || len(r.Caches) != 1 ||
+		!cmp.Equal(r.Caches[0], got) {
+		t.Fatalf("the status does not show the failure: %+v %v", r.Caches, err)
+	}
 	// The next PUT is told of the failure once; the one after starts again.
 	if c := ta.put("acme/llama", "models/acme/llama", 200); c.State != resources.AgentCacheFailed {
 		t.Fatalf("PUT after the failure: %+v", c)

@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,10 @@ func TestCopy_InterruptedThenPutAgain_ResumesWithoutCopyingVerifiedFiles(t *test
 	left := second.cache("acme/llama") // what the first left: copying, from the journal
 	if left.State != resources.AgentCacheCopying || left.BytesDone < verified || left.BytesTotal != total {
 		t.Fatalf("interrupted copy as reported: %+v (verified before %d)", left, verified)
+	}
+	if r, err := second.client.Report(context.Background(), second.ep); err != nil ||
+		len(r.Caches) != 1 || !cmp.Equal(r.Caches[0], *left) {
+		t.Fatalf("the status does not show the interrupted copy: %+v %v", r.Caches, err)
 	}
 	second.put("acme/llama", "models/acme/llama", 202)
 	second.waitState("acme/llama", resources.AgentCacheReady)
