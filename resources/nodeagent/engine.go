@@ -112,6 +112,9 @@ func (a *Agent) copyFiles(ctx context.Context, j *job, jr *journal, dir string, 
 	g.SetLimit(filesAtOnce)
 	syncs.SetLimit(syncsAtOnce)
 	for _, e := range files {
+		if ctx.Err() != nil {
+			break // a file failed or the copy was stopped: start no more
+		}
 		g.Go(func() error {
 			w, err := a.copyFile(ctx, j, dir, e)
 			if err == nil {
