@@ -6,6 +6,7 @@
 //	go run ./cmd/bench -duration 30s   # longer loads
 //	go run ./cmd/bench -profile DIR    # also CPU and allocation profiles per load
 //	go run ./cmd/bench -rounds 5 -only bare,get,mcp   # the loads take turns, five times
+//	go run ./cmd/bench copy            # the node agent's copy of a 2 GiB model beside cp -r
 //
 // It creates (and drops first) the database platformapi_bench on the admin
 // DSN (TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres),
@@ -63,6 +64,10 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "bare200" {
 		runBare200(os.Args[2:])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "copy" {
+		runCopy(os.Args[2:])
 		return
 	}
 	var c config

@@ -92,12 +92,13 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cachePath: cachePath, keys: keys, maxCache: cfg.MaxCacheBytes, log: log,
-		slots: make(chan struct{}, max(cfg.MaxCopies, 1)), jobs: map[string]*job{},
-		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond)}
-	if cfg.MaxCopies == 0 {
-		a.slots = make(chan struct{}, DefaultMaxCopies)
+	copies := cfg.MaxCopies
+	if copies == 0 {
+		copies = DefaultMaxCopies
 	}
+	a := &Agent{cachePath: cachePath, keys: keys, maxCache: cfg.MaxCacheBytes, log: log,
+		slots: make(chan struct{}, copies), jobs: map[string]*job{},
+		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond)}
 	if err := a.openRoots(storePath, cachePath); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +123,10 @@ func TestCopy_CorruptSourceFile_ChecksumMismatchNothingPublished(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cfg.CacheRoot, "acme")); !os.IsNotExist(err) {
 		t.Fatalf("something was published: %v", err)
 	}
+	if r, err := ta.client.Report(context.Background(), ta.ep); err != nil || len(r.Caches) != 1 ||
+		!cmp.Equal(r.Caches[0], got) {
+		t.Fatalf("the status does not show the failure: %+v %v", r.Caches, err)
+	}
 	// The next PUT is told of the failure once; the one after starts again.
 	if c := ta.put("acme/llama", "models/acme/llama", 200); c.State != resources.AgentCacheFailed {
 		t.Fatalf("PUT after the failure: %+v", c)
@@ -221,5 +226,35 @@ func checkReport(t *testing.T, ta *testAgent, want resources.AgentCache) {
 	}
 	if d := cmp.Diff([]resources.AgentCache{want}, r.Caches); d != "" {
 		t.Fatalf("report's caches (-want +got):\n%s", d)
+	}
+}
+
+// TestCopy_CacheOnAnotherFileSystem_ReadWriteCopyVerified copies into a
+// cache on tmpfs (/dev/shm) from a store on the temporary directory's file
+// system: copy_file_range refuses, the agent reads and writes instead.
+func TestCopy_CacheOnAnotherFileSystem_ReadWriteCopyVerified(t *testing.T) {
+	cfg := newConfig(t)
+	var st, shm syscall.Stat_t
+	if syscall.Stat(cfg.StoreRoot, &st) != nil || syscall.Stat("/dev/shm", &shm) != nil || st.Dev == shm.Dev {
+		t.Skip("no /dev/shm on a file system of its own")
+	}
+	cache, err := os.MkdirTemp("/dev/shm", "nodeagent-test-")
+	if err != nil {
+		t.Skip("/dev/shm is not writable:", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(cache) })
+	cfg.CacheRoot = cache
+	files := map[string][]byte{"w.bin": randomBytes(9<<20 + 7), "small.json": []byte("{}")}
+	writeModel(t, cfg.StoreRoot, "models/acme/llama", files)
+	ta := startAgent(t, cfg)
+	ta.put("acme/llama", "models/acme/llama", 202)
+	c := ta.waitState("acme/llama", resources.AgentCacheReady)
+	if d := cmp.Diff(manifestFiles(t, cfg.StoreRoot, "models/acme/llama"), c.Files); d != "" {
+		t.Fatalf("files (-want +got):\n%s", d)
+	}
+	for name, data := range files {
+		if b, err := os.ReadFile(filepath.Join(c.Path, name)); err != nil || !bytes.Equal(b, data) {
+			t.Fatalf("%s differs on the node: %v", name, err)
+		}
 	}
 }

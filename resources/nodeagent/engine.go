@@ -84,6 +84,9 @@ func (a *Agent) copyCache(ctx context.Context, j *job, kept []entry) error {
 	for _, e := range kept {
 		done[e.Path] = true
 	}
+	if err := a.prunePartial(dir, done); err != nil {
+		return cacheFailure("clear the partial directory", err)
+	}
 	var todo []entry
 	for _, e := range j.plan.files {
 		if !done[e.Path] {
@@ -109,6 +112,9 @@ func (a *Agent) copyFiles(ctx context.Context, j *job, jr *journal, dir string, 
 	g.SetLimit(filesAtOnce)
 	syncs.SetLimit(syncsAtOnce)
 	for _, e := range files {
+		if ctx.Err() != nil {
+			break // a file failed or the copy was stopped: start no more
+		}
 		g.Go(func() error {
 			w, err := a.copyFile(ctx, j, dir, e)
 			if err == nil {
@@ -156,7 +162,7 @@ func (a *Agent) copyFile(ctx context.Context, j *job, dir string, e entry) (*wri
 	if err := a.cache.MkdirAll(path.Dir(w.name), partialPerm); err != nil {
 		return nil, cacheFailure("create the directory of "+e.Path, err)
 	}
-	if w.f, err = a.cache.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, cacheFilePerm); err != nil {
+	if w.f, err = a.cache.OpenFile(w.tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, cacheFilePerm); err != nil {
 		return nil, cacheFailure("create "+e.Path, err)
 	}
 	sum, err := a.pump(ctx, src, w.f, e.Path, func(n int64) { w.n += n; j.progress(n) })
@@ -235,6 +241,33 @@ func (a *Agent) publish(j *job, dir string) error {
 	_ = a.cache.Remove(path.Join(j.repo, journalName))
 	_ = a.cache.Remove(path.Dir(dir)) // .partial/<org>, when empty
 	return a.syncDir(path.Dir(j.repo))
+}
+
+// prunePartial removes from the partial directory dir whatever is not a
+// verified file to keep nor the journal (files of an earlier central copy
+// that no longer lists them, a file half written when the agent stopped),
+// then the directories left empty. Only listed files are ever published.
+func (a *Agent) prunePartial(dir string, keep map[string]bool) error {
+	var stale, dirs []string
+	err := fs.WalkDir(a.cache.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && p != dir:
+			dirs = append(dirs, p)
+		case !d.IsDir() && rel != journalName && !keep[rel]:
+			stale = append(stale, p)
+		}
+		return nil
+	})
+	for _, p := range stale {
+		err = errors.Join(err, a.cache.Remove(p))
+	}
+	for _, d := range slices.Backward(dirs) {
+		_ = a.cache.Remove(d) // fails while it holds something
+	}
+	return err
 }
 
 // syncTree syncs every directory under dir, so the renames into it last.

@@ -98,7 +98,8 @@ func (a *Agent) startCopy(repo, source string) (c resources.AgentCache, accepted
 	if err := a.checkRoom(repo, p, kept); err != nil {
 		return c, false, err
 	}
-	return a.launch(repo, p, kept), true, nil
+	c, err = a.launch(repo, p, kept)
+	return c, err == nil, err
 }
 
 // existing answers what a PUT finds already there: the running copy, an
@@ -145,21 +146,27 @@ func (a *Agent) verifiedEntries(repo string, p *plan) []entry {
 	return kept
 }
 
-// launch registers the copy and starts it; it waits for a slot first.
-func (a *Agent) launch(repo string, p *plan, kept []entry) resources.AgentCache {
+// launch registers the copy and starts it; it waits for a slot first. An
+// agent closing meanwhile refuses it.
+func (a *Agent) launch(repo string, p *plan, kept []entry) (resources.AgentCache, error) {
 	ctx, cancel := context.WithCancel(a.ctx)
 	j := &job{repo: repo, plan: p, cancel: cancel, done: make(chan struct{})}
 	for _, e := range kept {
 		j.verify(e, 0)
 	}
 	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		cancel()
+		return resources.AgentCache{}, stopping
+	}
 	a.jobs[repo] = j
 	a.wg.Add(1)
 	a.mu.Unlock()
 	a.log.Info("copy queued", "repo", repo, "source", p.source, "files", len(p.files),
 		"bytes_total", p.total, "files_verified_before", len(kept))
 	go a.run(ctx, j, kept)
-	return j.snapshot(a.hostPath(repo))
+	return j.snapshot(a.hostPath(repo)), nil
 }
 
 // run waits for a slot, copies and publishes, and records how it ended.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
+	"hash"
 	"io"
 	"os"
 	"sync"
@@ -13,19 +13,24 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// The copy pipeline of one file: a reader fills buffers from the store, a
-// hasher hashes each, a writer writes it to the cache and hands the
-// buffer back. The three run at once on consecutive buffers, so reading,
-// hashing and writing one file overlap instead of taking turns.
+// The copy of one file takes two goroutines. The mover copies the file a
+// span at a time: in the kernel (copy_file_range, as cp does) when both
+// files allow it, else by reading and writing through a buffer. The
+// hasher reads each span back from the file written (from the page cache)
+// and hashes it while the mover copies the next: the digest is that of
+// the bytes on the node, and hashing runs beside copying.
 const (
-	chunkSize  = 1 << 20 // bytes per buffer
-	pipeDepth  = 4       // buffers per file in flight
-	minBurst   = 16 << 10
-	throttleHz = 8 // a throttled copy reads in pieces of an eighth of a second
+	spanSize      = 4 << 20 // bytes moved, then hashed, at a time
+	spansInFlight = 4       // spans moved and waiting to be hashed
+	// writebackEvery is how many bytes of a file are written before the
+	// kernel is asked to start writing them to the disk.
+	writebackEvery = 64 << 20
+	minBurst       = 16 << 10
+	throttleHz     = 8 // a throttled copy moves pieces of an eighth of its rate
 )
 
-// chunks recycles the pipeline's buffers across files.
-var chunks = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+// buffers recycles the hashers' and the movers' buffers across files.
+var buffers = sync.Pool{New: func() any { b := make([]byte, spanSize); return &b }}
 
 // newThrottle is the limiter of bytesPerSecond read by all copies (nil:
 // none).
@@ -33,101 +38,113 @@ func newThrottle(bytesPerSecond int64) *rate.Limiter {
 	if bytesPerSecond <= 0 {
 		return nil
 	}
-	burst := int(min(max(bytesPerSecond/throttleHz, minBurst), chunkSize))
+	burst := int(min(max(bytesPerSecond/throttleHz, minBurst), spanSize))
 	return rate.NewLimiter(rate.Limit(bytesPerSecond), burst)
 }
 
-// block is one buffer's worth of a file.
-type block struct {
-	buf *[]byte
+// span is a stretch of the file just written.
+type span struct {
+	off int64
 	n   int
 }
 
-// pump copies src into dst, hashing what it writes, and answers the
-// lower-case hex sha256. progress is called with the bytes of each write.
-func (a *Agent) pump(ctx context.Context, src io.Reader, dst *os.File, name string,
+// pump copies src into dst (opened for reading and writing) and answers
+// the lower-case hex sha256 of what dst holds. progress is called with the
+// bytes of each span moved.
+func (a *Agent) pump(ctx context.Context, src, dst *os.File, name string,
 	progress func(int64)) (string, error) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	var g errgroup.Group
-	free := make(chan *[]byte, pipeDepth)
-	for range pipeDepth {
-		free <- chunks.Get().(*[]byte)
-	}
-	toHash, toWrite := make(chan block, pipeDepth), make(chan block, pipeDepth)
+	spans := make(chan span, spansInFlight)
 	h := sha256.New()
-	g.Go(func() error { defer close(toHash); return a.readBlocks(ctx, src, name, free, toHash) })
+	var g errgroup.Group
 	g.Go(func() error {
-		defer close(toWrite)
-		for b := range toHash {
-			h.Write((*b.buf)[:b.n])
-			toWrite <- b
-		}
-		return nil
+		defer close(spans)
+		return stopOnError(stop, a.moveAll(ctx, newMover(src, dst), name, spans, progress))
 	})
-	g.Go(func() error { return writeBlocks(dst, name, toWrite, free, progress, stop) })
-	err := g.Wait()
-	for range pipeDepth {
-		chunks.Put(<-free)
-	}
-	if err != nil {
+	g.Go(func() error { return stopOnError(stop, hashSpans(dst, name, spans, h)) })
+	if err := g.Wait(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// readBlocks reads src into free buffers and sends them on, until EOF.
-func (a *Agent) readBlocks(ctx context.Context, src io.Reader, name string, free chan *[]byte,
-	out chan<- block) error {
-	size := chunkSize
+// moveAll moves the whole file a span at a time (throttled when the agent
+// is), passing each span to the hasher, until the end of src.
+func (a *Agent) moveAll(ctx context.Context, m *mover, name string, spans chan<- span,
+	progress func(int64)) error {
+	defer m.release()
+	size := spanSize
 	if a.throttle != nil {
 		size = a.throttle.Burst()
 	}
+	var off, flushed int64
 	for {
-		var buf *[]byte
-		select {
-		case buf = <-free:
-		case <-ctx.Done():
+		if a.throttle != nil && a.throttle.WaitN(ctx, size) != nil || ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		if a.throttle != nil {
-			if err := a.throttle.WaitN(ctx, size); err != nil {
-				free <- buf
-				return context.Cause(ctx)
-			}
-		}
-		n, err := io.ReadFull(src, (*buf)[:size])
-		a.bytesRead.Add(int64(n))
+		n, err := m.move(off, size, name)
 		if n > 0 {
-			out <- block{buf: buf, n: n}
-		} else {
-			free <- buf
+			a.bytesRead.Add(int64(n))
+			progress(int64(n))
+			spans <- span{off: off, n: n}
+			off += int64(n)
 		}
-		switch {
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		if off-flushed >= writebackEvery {
+			startWriteback(m.dst, flushed, off-flushed)
+			flushed = off
+		}
+		if err == io.EOF {
 			return nil
-		case err != nil:
-			return storeFailure(name, err)
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
 
-// writeBlocks writes each block to dst and frees its buffer. After a
-// failed write it stops the reader and only frees buffers (so the others
-// never block).
-func writeBlocks(dst *os.File, name string, in <-chan block, free chan<- *[]byte, progress func(int64),
-	stop context.CancelCauseFunc) error {
-	var werr error
-	for b := range in {
-		if werr == nil {
-			if _, err := dst.Write((*b.buf)[:b.n]); err != nil {
-				werr = cacheFailure("write "+name, err)
-				stop(werr)
-			} else {
-				progress(int64(b.n))
-			}
+// hashSpans reads each span back from dst and hashes it. After a failure
+// it only drains the spans (so the mover never blocks).
+func hashSpans(dst *os.File, name string, spans <-chan span, h hash.Hash) error {
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	var failed error
+	for s := range spans {
+		if failed != nil {
+			continue
 		}
-		free <- b.buf
+		if _, err := dst.ReadAt((*buf)[:s.n], s.off); err != nil {
+			failed = cacheFailure("read back "+name, err)
+			continue
+		}
+		h.Write((*buf)[:s.n])
 	}
-	return werr
+	return failed
+}
+
+// readWrite moves up to n bytes at off through buf: a read from src, a
+// write to dst.
+func (m *mover) readWrite(off int64, n int, name string) (int, error) {
+	if m.buf == nil {
+		m.buf = buffers.Get().(*[]byte)
+	}
+	k, err := m.src.ReadAt((*m.buf)[:n], off)
+	if err != nil && err != io.EOF {
+		return 0, storeFailure(name, err)
+	}
+	if k == 0 {
+		return 0, io.EOF
+	}
+	if _, werr := m.dst.WriteAt((*m.buf)[:k], off); werr != nil {
+		return 0, cacheFailure("write "+name, werr)
+	}
+	return k, nil
+}
+
+// release gives the mover's buffer back.
+func (m *mover) release() {
+	if m.buf != nil {
+		buffers.Put(m.buf)
+		m.buf = nil
+	}
 }

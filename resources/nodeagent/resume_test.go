@@ -1,8 +1,10 @@
 package nodeagent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -52,10 +54,17 @@ func TestCopy_InterruptedThenPutAgain_ResumesWithoutCopyingVerifiedFiles(t *test
 		verified += f.SizeBytes
 	}
 
+	// A file the central copy no longer lists must not be published.
+	writeFile(t, filepath.Join(partial, "old", "gone.bin"), "stale")
+
 	second := startAgent(t, cfg)
 	left := second.cache("acme/llama") // what the first left: copying, from the journal
 	if left.State != resources.AgentCacheCopying || left.BytesDone < verified || left.BytesTotal != total {
 		t.Fatalf("interrupted copy as reported: %+v (verified before %d)", left, verified)
+	}
+	if r, err := second.client.Report(context.Background(), second.ep); err != nil ||
+		len(r.Caches) != 1 || !cmp.Equal(r.Caches[0], *left) {
+		t.Fatalf("the status does not show the interrupted copy: %+v %v", r.Caches, err)
 	}
 	second.put("acme/llama", "models/acme/llama", 202)
 	second.waitState("acme/llama", resources.AgentCacheReady)
@@ -64,6 +73,15 @@ func TestCopy_InterruptedThenPutAgain_ResumesWithoutCopyingVerifiedFiles(t *test
 		if d := cmp.Diff(id, statID(t, filepath.Join(published, name))); d != "" {
 			t.Fatalf("%s was written again (-before +after):\n%s", name, d)
 		}
+	}
+	var names []string
+	for p := range tree(t, published) {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	want := []string{".", CacheManifestName, "a.bin", "b.bin", "c.bin"}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Fatalf("the published cache (-want +got):\n%s", d)
 	}
 	if read := second.a.BytesRead(); read > total-verified {
 		t.Fatalf("the resumed copy read %d bytes of %d; %d were verified before", read, total, verified)
