@@ -16,9 +16,9 @@ import (
 // (each member present, null when unset). Its fields match
 // resources.AIModelMeta one for one.
 type AIModelMetadata struct {
-	Architecture  *string              `json:"architecture" required:"false" nullable:"true" maxLength:"40" doc:"dense or moe; other values may appear"`
+	Architecture  *string              `json:"architecture" required:"false" nullable:"true" maxLength:"40" doc:"dense or moe, …"`
 	Benchmarks    resources.Benchmarks `json:"benchmarks" required:"false" nullable:"true" doc:"Benchmark name to score (number or string), as published, not measured; at most 100 members"`
-	Category      *string              `json:"category" required:"false" nullable:"true" maxLength:"24" doc:"coding, agentic, reasoning, vision, embedding, rerank, general, speech, video; other values may appear"`
+	Category      *string              `json:"category" required:"false" nullable:"true" maxLength:"24" doc:"coding, agentic, reasoning, vision, embedding, rerank, general, speech, video, …"`
 	ContextWindow *string              `json:"context_window" required:"false" nullable:"true" maxLength:"20" doc:"Human form"`
 	Description   *string              `json:"description" required:"false" nullable:"true" maxLength:"20000" doc:"Longer introduction"`
 	FrontierEquiv *string              `json:"frontier_equiv" required:"false" nullable:"true" maxLength:"120" doc:"Rough comparison to a hosted frontier model; an estimate"`
@@ -43,7 +43,7 @@ type AIModelMetadata struct {
 // NodeCacheRef is one node's cached copy of a model's weights.
 type NodeCacheRef struct {
 	Hostname  string    `json:"hostname" example:"gpu-01"`
-	Status    string    `json:"status" doc:"copying, ready or removing; other values may appear"`
+	Status    string    `json:"status" doc:"copying, ready or removing, …"`
 	SizeGB    *float64  `json:"size_gb" nullable:"true"`
 	Path      *string   `json:"path" nullable:"true" doc:"Where the copy is on the node's disk"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -55,8 +55,8 @@ type AIModel struct {
 	Repo          string         `json:"repo" example:"Qwen/Qwen3-Coder-30B-A3B-Instruct" doc:"Model-hub repo id; frozen"`
 	DisplayName   string         `json:"display_name"`
 	Gated         bool           `json:"gated" doc:"The repo needs an access approval before a pull"`
-	Status        string         `json:"status" doc:"Read-only: planned, pulling, owned or serving; other values may appear"`
-	Location      *string        `json:"location" nullable:"true" doc:"Read-only: nas, local or both; null: nowhere yet; other values may appear"`
+	Status        string         `json:"status" doc:"Read-only: planned, pulling, owned or serving, …"`
+	Location      *string        `json:"location" nullable:"true" doc:"Read-only: nas, local or both; null: nowhere yet, …"`
 	OfflineReady  bool           `json:"offline_ready" doc:"Read-only: a node holds a cached copy"`
 	NASVolume     *string        `json:"nas_volume" nullable:"true" doc:"Read-only: central-store share holding the weights"`
 	NASPath       *string        `json:"nas_path" nullable:"true" doc:"Where the central copy is"`

@@ -11,14 +11,14 @@ import (
 // NodeCluster is the serving cluster a node belongs to (live).
 type NodeCluster struct {
 	Name string  `json:"name" example:"fra1-inference"`
-	Role *string `json:"role" nullable:"true" doc:"The node's role in the cluster, e.g. head or worker; other values may appear"`
+	Role *string `json:"role" nullable:"true" doc:"e.g. head, worker"`
 }
 
 // NodeModel is a model loaded on a node (live).
 type NodeModel struct {
 	Model     string   `json:"model" example:"qwen3-coder-30b" doc:"Served model name"`
-	Repo      *string  `json:"repo" nullable:"true" doc:"Model-hub repo id, when monitoring knows it"`
-	State     *string  `json:"state" nullable:"true" doc:"e.g. serving, loading, idle; other values may appear"`
+	Repo      *string  `json:"repo" nullable:"true" doc:"Repo, when known"`
+	State     *string  `json:"state" nullable:"true" doc:"e.g. serving, loading, idle"`
 	VRAMBytes *float64 `json:"vram_bytes" nullable:"true" doc:"VRAM it holds"`
 }
 
@@ -27,7 +27,7 @@ type NodeModel struct {
 type AINode struct {
 	Hostname            string                `json:"hostname" example:"gpu-fra1-01" doc:"The node's id"`
 	IsVirtual           bool                  `json:"is_virtual" doc:"A GPU VM on a hybrid host"`
-	MonitoringReachable bool                  `json:"monitoring_reachable" doc:"false: every live field of the node is null (monitoring unreachable or silent about the node)"`
+	MonitoringReachable bool                  `json:"monitoring_reachable" doc:"false: its live fields are null"`
 	GPUClass            *string               `json:"gpu_class" nullable:"true"`
 	MgmtIP              *string               `json:"mgmt_ip" nullable:"true" doc:"Management address"`
 	Site                *string               `json:"site" nullable:"true"`
@@ -35,22 +35,22 @@ type AINode struct {
 	ParentHost          *string               `json:"parent_host" nullable:"true" doc:"Host of a virtual node"`
 	VMID                *int                  `json:"vmid" nullable:"true" doc:"VM id on parent_host"`
 	Services            []string              `json:"services" doc:"Other user-facing services the node hosts"`
-	AgentURL            *string               `json:"agent_url" nullable:"true" doc:"Node agent's URL; null: none"`
-	CacheFSTotalBytes   *int64                `json:"cache_fs_total_bytes" nullable:"true" doc:"Live (agent): model cache file system size"`
+	AgentURL            *string               `json:"agent_url" nullable:"true" doc:"Node agent URL"`
+	CacheFSTotalBytes   *int64                `json:"cache_fs_total_bytes" nullable:"true" doc:"Live (agent): cache file system size"`
 	CacheFSFreeBytes    *int64                `json:"cache_fs_free_bytes" nullable:"true" doc:"Live (agent): free there"`
 	Cluster             Nullable[NodeCluster] `json:"cluster" doc:"Live"`
-	CollectorStale      *bool                 `json:"collector_stale" nullable:"true" doc:"Live: the metrics collector has been silent for more than 30 seconds"`
+	CollectorStale      *bool                 `json:"collector_stale" nullable:"true" doc:"Live: collector silent over 30 s"`
 	CPUUtilPct          *float64              `json:"cpu_util_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live: last minute"`
 	DiskUsedPct         *float64              `json:"disk_used_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live: root file system"`
-	GPUCount            *int                  `json:"gpu_count" nullable:"true" doc:"Live: GPUs reporting; null when none"`
+	GPUCount            *int                  `json:"gpu_count" nullable:"true" doc:"Live: GPUs reporting"`
 	GPUTempMaxC         *float64              `json:"gpu_temp_max_c" nullable:"true" doc:"Live: hottest GPU, degrees Celsius"`
 	GPUUtilAvgPct       *float64              `json:"gpu_util_avg_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live"`
 	Load1               *float64              `json:"load1" nullable:"true" doc:"Live: one-minute load average"`
 	MemUsedPct          *float64              `json:"mem_used_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live"`
 	Models              []NodeModel           `json:"models" nullable:"true" doc:"Live: loaded models"`
 	Online              *bool                 `json:"online" nullable:"true" doc:"Live"`
-	Role                *string               `json:"role" nullable:"true" doc:"Live: role label from monitoring; other values may appear"`
-	Status              *string               `json:"status" nullable:"true" doc:"Live: serving, loaded_idle, idle, offline, standby, powered_off; other values may appear"`
+	Role                *string               `json:"role" nullable:"true" doc:"Live: role label"`
+	Status              *string               `json:"status" nullable:"true" doc:"Live: serving, loaded_idle, idle, offline, standby, powered_off, …"`
 	ThrottleActive      *bool                 `json:"throttle_active" nullable:"true" doc:"Live: a GPU throttles its clock"`
 	UptimeSeconds       *float64              `json:"uptime_seconds" nullable:"true" doc:"Live: seconds since boot"`
 	VRAMTotalBytes      *float64              `json:"vram_total_bytes" nullable:"true" doc:"Live: summed over GPUs"`
@@ -63,7 +63,7 @@ func (AINode) listKey() []string { return []string{"hostname"} }
 // AINodePage is a page of AI nodes.
 type AINodePage struct {
 	Items               []AINode `json:"items"`
-	MonitoringReachable bool     `json:"monitoring_reachable" doc:"false: monitoring could not be read and every live field is null"`
+	MonitoringReachable bool     `json:"monitoring_reachable" doc:"false: monitoring unread, live fields null"`
 	NextCursor          *string  `json:"next_cursor" nullable:"true" doc:"Send back as cursor for the next page; null at the end."`
 
 	encoded []json.RawMessage // the items as sent (fields applied)
@@ -80,7 +80,7 @@ type (
 		ListParams
 		Site     string `query:"site" maxLength:"80" doc:"Exact site"`
 		GPUClass string `query:"gpu_class" maxLength:"80" doc:"Exact GPU class"`
-		Status   string `query:"status" pattern:"^[a-z_]{1,40}$" doc:"Live status (serving, loaded_idle, idle, offline, standby, powered_off; other values may appear); a node whose status is unknown never matches"`
+		Status   string `query:"status" pattern:"^[a-z_]{1,40}$" doc:"Live status (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches"`
 		Model    string `query:"model" minLength:"1" maxLength:"200" doc:"Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)"`
 	}
 	AINodeInput struct {
@@ -106,15 +106,14 @@ func (s *Server) registerAINodes() {
 	tags := []string{"AI"}
 	Register(s.api, Op{ID: "list-ai-nodes", Toolset: ToolsetAI, OpenWorld: true, Method: http.MethodGet, Path: "/ai/nodes", Tags: tags,
 		Summary: "List AI nodes", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "The roster in hostname order with live values from monitoring. When monitoring is " +
-			"unreachable or slower than 2 s the answer is still 200, monitoring_reachable false and every live field " +
-			"null. status filters on the live status; model (catalogue id or repo) keeps the nodes serving it live " +
-			"or caching it.",
+		Description: "The roster in hostname order with live values from monitoring and the node agents; what " +
+			"does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live " +
+			"status; model (catalogue id or repo): the nodes serving or caching it.",
 	}, s.listAINodes)
 	Register(s.api, Op{ID: "get-ai-node", Toolset: ToolsetAI, OpenWorld: true, Method: http.MethodGet, Path: "/ai/nodes/{hostname}", Tags: tags,
 		Summary: "Read an AI node", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Roster and live values; reading never fails because monitoring does (live fields null, " +
-			"monitoring_reachable false). 404 ai_node_not_found.",
+		Description: "Roster and live values (monitoring, node agent); live fields are null when those do not " +
+			"answer, never an error. 404 ai_node_not_found.",
 	}, s.getAINode)
 }
 

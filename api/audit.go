@@ -17,7 +17,7 @@ type AuditEvent struct {
 	Action      string         `json:"action" example:"api_token.create"`
 	EntityType  string         `json:"entity_type" example:"api_token"`
 	EntityID    *string        `json:"entity_id" nullable:"true"`
-	AuthKind    *string        `json:"auth_kind" nullable:"true" doc:"session, pat or service_account; other values may appear"`
+	AuthKind    *string        `json:"auth_kind" nullable:"true" doc:"session, pat or service_account, …"`
 	TokenID     *string        `json:"token_id" nullable:"true"`
 	RequestID   *string        `json:"request_id" nullable:"true"`
 	SourceIP    *string        `json:"source_ip" nullable:"true"`

@@ -34,7 +34,7 @@ type Customer struct {
 	DefaultEmailTier    int                 `json:"default_email_tier" enum:"1,2,3"`
 	Edition             string              `json:"edition" enum:"sp,enterprise"`
 	Notes               *string             `json:"notes" nullable:"true"`
-	Status              string              `json:"status" doc:"active, suspended or archived; other values may appear"`
+	Status              string              `json:"status" doc:"active, suspended or archived, …"`
 	CreatedAt           time.Time           `json:"created_at"`
 	UpdatedAt           time.Time           `json:"updated_at"`
 	VCSStatus           Nullable[VCSStatus] `json:"vcs_status,omitzero" doc:"With include=vcs_status: the group looked up live; null when the code host cannot be reached"`

@@ -18,7 +18,7 @@ type Licence struct {
 	InstallationID string         `json:"installation_id" doc:"This installation's id, generated once; a bundle is issued for it"`
 	Serial         *string        `json:"serial" nullable:"true" example:"****-****-****-MNOP" doc:"Masked to its last group unless the caller holds licence-admin-global"`
 	Edition        *string        `json:"edition" nullable:"true"`
-	Features       []string       `json:"features" nullable:"true" doc:"What the licence includes: ai (AI-area writes), brand (brand writes); other values may appear"`
+	Features       []string       `json:"features" nullable:"true" doc:"What the licence includes: ai (AI-area writes), brand (brand writes), …"`
 	Limits         map[string]int `json:"limits" nullable:"true" doc:"Name to maximum: customers (non-archived customers); other names may appear"`
 	ValidFrom      *time.Time     `json:"valid_from" nullable:"true"`
 	ValidUntil     *time.Time     `json:"valid_until" nullable:"true"`

@@ -15,10 +15,10 @@ type NodeCache struct {
 	Hostname    string    `json:"hostname" example:"gpu-fra1-01"`
 	ModelID     string    `json:"model_id" example:"3"`
 	ModelRepo   string    `json:"model_repo" example:"Qwen/Qwen3-Coder-30B-A3B-Instruct" doc:"The model's repo"`
-	Status      string    `json:"status" doc:"copying, ready, removing, or missing (the node's agent no longer reports it); other values may appear"`
-	Path        *string   `json:"path" nullable:"true" doc:"Where the node agent keeps the weights on the node's disk; null until ready"`
+	Status      string    `json:"status" doc:"copying, ready, removing, missing (agent no longer reports it), …"`
+	Path        *string   `json:"path" nullable:"true" doc:"On the node's disk; null until ready"`
 	SizeGB      *float64  `json:"size_gb" nullable:"true" doc:"Size on disk in GB; null until ready"`
-	OperationID *string   `json:"operation_id" nullable:"true" doc:"Copy or removal running on it (get-operation); null: none"`
+	OperationID *string   `json:"operation_id" nullable:"true" doc:"Its running copy or removal"`
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 }

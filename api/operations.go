@@ -24,8 +24,8 @@ type OperationProgress struct {
 // GET /operations/{id} until succeeded or failed.
 type Operation struct {
 	ID         string                      `json:"id" example:"release:12" doc:"Decimal, or release:<id> for a release promotion"`
-	Kind       string                      `json:"kind" doc:"release_promotion, project_provision, node_cache_copy, node_cache_remove; other values may appear"`
-	Status     string                      `json:"status" doc:"pending, running, succeeded, failed, awaiting_approval, awaiting_operator; other values may appear"`
+	Kind       string                      `json:"kind" doc:"release_promotion, project_provision, node_cache_copy, node_cache_remove, …"`
+	Status     string                      `json:"status" doc:"pending, running, succeeded, failed, awaiting_approval, awaiting_operator, …"`
 	Target     resources.OperationTarget   `json:"target"`
 	Error      Nullable[OperationError]    `json:"error" doc:"Why it failed; null otherwise"`
 	Result     map[string]any              `json:"result" nullable:"true"`
@@ -70,8 +70,8 @@ var operationReaders = []string{resources.PermProjectsRead, resources.PermProjec
 func (s *Server) registerOperationsAPI() {
 	Register(s.api, Op{ID: "get-operation", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/operations/{operation_id}", Tags: []string{"Operations"},
 		Summary: "Poll an operation", Permissions: operationReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Long-running work started by a 202 answer; poll until succeeded or failed. release:<id> " +
-			"needs a releases read key, as GET /release-operations/{id}.",
+		Description: "Long-running work a 202 answer started; poll until succeeded or failed (progress: a " +
+			"copy's bytes). release:<id> needs a releases read key.",
 	}, func(ctx context.Context, in *OperationIDInput) (*OperationOutput, error) {
 		op, err := s.operation(ctx, in.OperationID)
 		if err != nil {

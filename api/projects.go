@@ -18,7 +18,7 @@ type Project struct {
 	Kind       string    `json:"kind" enum:"cluster,vm"`
 	Components []string  `json:"components" doc:"Enabled components: app-api, www"`
 	Domain     *string   `json:"domain" nullable:"true"`
-	Status     string    `json:"status" doc:"provisioning, active or retired; other values may appear"`
+	Status     string    `json:"status" doc:"provisioning, active or retired, …"`
 	Platform   bool      `json:"platform" doc:"The platform's own project: read-only"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`

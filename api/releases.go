@@ -20,7 +20,7 @@ type ReleaseOperation struct {
 	ID           string                   `json:"id" example:"12"`
 	OperationID  string                   `json:"operation_id" example:"release:12" doc:"The same operation at GET /operations/{id}"`
 	ProjectID    string                   `json:"project_id"`
-	Kind         string                   `json:"kind" doc:"promotion or data_copy; other values may appear"`
+	Kind         string                   `json:"kind" doc:"promotion or data_copy, …"`
 	Component    *string                  `json:"component" nullable:"true" doc:"null for data copies"`
 	SourceEnv    *string                  `json:"source_env" nullable:"true"`
 	TargetEnv    string                   `json:"target_env"`

@@ -15,7 +15,7 @@ type User struct {
 	Email         string     `json:"email" example:"jane@example.com" doc:"Stored normalised"`
 	DisplayName   string     `json:"display_name" example:"Jane Doe"`
 	Roles         []string   `json:"roles" doc:"Role names, sorted"`
-	Status        string     `json:"status" doc:"active or deactivated; other values may appear"`
+	Status        string     `json:"status" doc:"active or deactivated, …"`
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
 	DeactivatedAt *time.Time `json:"deactivated_at" nullable:"true" doc:"When the person was deactivated; null while active"`

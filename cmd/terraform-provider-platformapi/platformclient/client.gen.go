@@ -845,13 +845,13 @@ type AIGateway struct {
 
 // AIModel defines model for AIModel.
 type AIModel struct {
-	// Architecture dense or moe; other values may appear
+	// Architecture dense or moe, …
 	Architecture nullable.Nullable[string] `json:"architecture,omitempty"`
 
 	// Benchmarks Benchmark name to score (number or string), as published, not measured; at most 100 members
 	Benchmarks nullable.Nullable[map[string]AIModel_Benchmarks_AdditionalProperties] `json:"benchmarks,omitempty"`
 
-	// Category coding, agentic, reasoning, vision, embedding, rerank, general, speech, video; other values may appear
+	// Category coding, agentic, reasoning, vision, embedding, rerank, general, speech, video, …
 	Category nullable.Nullable[string] `json:"category,omitempty"`
 
 	// ClusterRecipe Serving recipe a GPU cluster runs it with
@@ -880,7 +880,7 @@ type AIModel struct {
 	// License Model licence as recorded
 	License nullable.Nullable[string] `json:"license,omitempty"`
 
-	// Location Read-only: nas, local or both; null: nowhere yet; other values may appear
+	// Location Read-only: nas, local or both; null: nowhere yet, …
 	Location nullable.Nullable[string] `json:"location"`
 
 	// MinTarget Smallest hardware, human form
@@ -928,7 +928,7 @@ type AIModel struct {
 	// SizeGb Weights size on disk in GB
 	SizeGb nullable.Nullable[float64] `json:"size_gb,omitempty"`
 
-	// Status Read-only: planned, pulling, owned or serving; other values may appear
+	// Status Read-only: planned, pulling, owned or serving, …
 	Status string `json:"status"`
 
 	// StrongAxis What it is strongest at
@@ -960,13 +960,13 @@ type AIModel_Benchmarks_AdditionalProperties struct {
 
 // AIModelCreate defines model for AIModelCreate.
 type AIModelCreate struct {
-	// Architecture dense or moe; other values may appear
+	// Architecture dense or moe, …
 	Architecture nullable.Nullable[string] `json:"architecture,omitempty"`
 
 	// Benchmarks Benchmark name to score (number or string), as published, not measured; at most 100 members
 	Benchmarks nullable.Nullable[map[string]AIModelCreate_Benchmarks_AdditionalProperties] `json:"benchmarks,omitempty"`
 
-	// Category coding, agentic, reasoning, vision, embedding, rerank, general, speech, video; other values may appear
+	// Category coding, agentic, reasoning, vision, embedding, rerank, general, speech, video, …
 	Category nullable.Nullable[string] `json:"category,omitempty"`
 
 	// ContextWindow Human form
@@ -1105,13 +1105,13 @@ type AIModelPatch_Benchmarks_AdditionalProperties struct {
 
 // AINode defines model for AINode.
 type AINode struct {
-	// AgentUrl Node agent's URL; null: none
+	// AgentUrl Node agent URL
 	AgentUrl nullable.Nullable[string] `json:"agent_url"`
 
 	// CacheFsFreeBytes Live (agent): free there
 	CacheFsFreeBytes nullable.Nullable[int64] `json:"cache_fs_free_bytes"`
 
-	// CacheFsTotalBytes Live (agent): model cache file system size
+	// CacheFsTotalBytes Live (agent): cache file system size
 	CacheFsTotalBytes nullable.Nullable[int64] `json:"cache_fs_total_bytes"`
 
 	// Cluster Live
@@ -1119,11 +1119,11 @@ type AINode struct {
 		// Name Example: fra1-inference
 		Name string `json:"name"`
 
-		// Role The node's role in the cluster, e.g. head or worker; other values may appear
+		// Role e.g. head, worker
 		Role nullable.Nullable[string] `json:"role"`
 	}] `json:"cluster"`
 
-	// CollectorStale Live: the metrics collector has been silent for more than 30 seconds
+	// CollectorStale Live: collector silent over 30 s
 	CollectorStale nullable.Nullable[bool] `json:"collector_stale"`
 
 	// CpuUtilPct Live: last minute
@@ -1133,7 +1133,7 @@ type AINode struct {
 	DiskUsedPct nullable.Nullable[float64] `json:"disk_used_pct"`
 	GpuClass    nullable.Nullable[string]  `json:"gpu_class"`
 
-	// GpuCount Live: GPUs reporting; null when none
+	// GpuCount Live: GPUs reporting
 	GpuCount nullable.Nullable[int64] `json:"gpu_count"`
 
 	// GpuTempMaxC Live: hottest GPU, degrees Celsius
@@ -1162,7 +1162,7 @@ type AINode struct {
 	// Models Live: loaded models
 	Models nullable.Nullable[[]NodeModel] `json:"models"`
 
-	// MonitoringReachable false: every live field of the node is null (monitoring unreachable or silent about the node)
+	// MonitoringReachable false: its live fields are null
 	MonitoringReachable bool `json:"monitoring_reachable"`
 
 	// Online Live
@@ -1171,7 +1171,7 @@ type AINode struct {
 	// ParentHost Host of a virtual node
 	ParentHost nullable.Nullable[string] `json:"parent_host"`
 
-	// Role Live: role label from monitoring; other values may appear
+	// Role Live: role label
 	Role nullable.Nullable[string] `json:"role"`
 
 	// Services Other user-facing services the node hosts
@@ -1181,7 +1181,7 @@ type AINode struct {
 	// SpecsSummary CPU, GPUs, memory in one line
 	SpecsSummary nullable.Nullable[string] `json:"specs_summary"`
 
-	// Status Live: serving, loaded_idle, idle, offline, standby, powered_off; other values may appear
+	// Status Live: serving, loaded_idle, idle, offline, standby, powered_off, …
 	Status nullable.Nullable[string] `json:"status"`
 
 	// ThrottleActive Live: a GPU throttles its clock
@@ -1204,7 +1204,7 @@ type AINode struct {
 type AINodePage struct {
 	Items []AINode `json:"items"`
 
-	// MonitoringReachable false: monitoring could not be read and every live field is null
+	// MonitoringReachable false: monitoring unread, live fields null
 	MonitoringReachable bool `json:"monitoring_reachable"`
 
 	// NextCursor Send back as cursor for the next page; null at the end.
@@ -1259,7 +1259,7 @@ type AuditEvent struct {
 	// AfterState Entity after the change, secret-looking members null; null on a delete
 	AfterState nullable.Nullable[map[string]interface{}] `json:"after_state"`
 
-	// AuthKind session, pat or service_account; other values may appear
+	// AuthKind session, pat or service_account, …
 	AuthKind nullable.Nullable[string] `json:"auth_kind"`
 
 	// BeforeState Entity before the change, secret-looking members null; null on a create
@@ -1374,7 +1374,7 @@ type Customer struct {
 	// ShortName Example: ACME
 	ShortName string `json:"short_name"`
 
-	// Status active, suspended or archived; other values may appear
+	// Status active, suspended or archived, …
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updated_at"`
 
@@ -1584,7 +1584,7 @@ type IssuedGatewayKey struct {
 type Licence struct {
 	Edition nullable.Nullable[string] `json:"edition"`
 
-	// Features What the licence includes: ai (AI-area writes), brand (brand writes); other values may appear
+	// Features What the licence includes: ai (AI-area writes), brand (brand writes), …
 	Features nullable.Nullable[[]string] `json:"features"`
 
 	// GraceDays Days after valid_until during which writes still work
@@ -1764,16 +1764,16 @@ type NodeCache struct {
 	// Example: Qwen/Qwen3-Coder-30B-A3B-Instruct
 	ModelRepo string `json:"model_repo"`
 
-	// OperationId Copy or removal running on it (get-operation); null: none
+	// OperationId Its running copy or removal
 	OperationId nullable.Nullable[string] `json:"operation_id"`
 
-	// Path Where the node agent keeps the weights on the node's disk; null until ready
+	// Path On the node's disk; null until ready
 	Path nullable.Nullable[string] `json:"path"`
 
 	// SizeGb Size on disk in GB; null until ready
 	SizeGb nullable.Nullable[float64] `json:"size_gb"`
 
-	// Status copying, ready, removing, or missing (the node's agent no longer reports it); other values may appear
+	// Status copying, ready, removing, missing (agent no longer reports it), …
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -1787,7 +1787,7 @@ type NodeCacheRef struct {
 	Path   nullable.Nullable[string]  `json:"path"`
 	SizeGb nullable.Nullable[float64] `json:"size_gb"`
 
-	// Status copying, ready or removing; other values may appear
+	// Status copying, ready or removing, …
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -1799,10 +1799,10 @@ type NodeModel struct {
 	// Example: qwen3-coder-30b
 	Model string `json:"model"`
 
-	// Repo Model-hub repo id, when monitoring knows it
+	// Repo Repo, when known
 	Repo nullable.Nullable[string] `json:"repo"`
 
-	// State e.g. serving, loading, idle; other values may appear
+	// State e.g. serving, loading, idle
 	State nullable.Nullable[string] `json:"state"`
 
 	// VramBytes VRAM it holds
@@ -1828,7 +1828,7 @@ type Operation struct {
 	// Example: release:12
 	Id string `json:"id"`
 
-	// Kind release_promotion, project_provision, node_cache_copy, node_cache_remove; other values may appear
+	// Kind release_promotion, project_provision, node_cache_copy, node_cache_remove, …
 	Kind string `json:"kind"`
 
 	// Progress Copies: bytes so far
@@ -1838,7 +1838,7 @@ type Operation struct {
 	}] `json:"progress"`
 	Result nullable.Nullable[map[string]interface{}] `json:"result"`
 
-	// Status pending, running, succeeded, failed, awaiting_approval, awaiting_operator; other values may appear
+	// Status pending, running, succeeded, failed, awaiting_approval, awaiting_operator, …
 	Status    string          `json:"status"`
 	Target    OperationTarget `json:"target"`
 	UpdatedAt time.Time       `json:"updated_at"`
@@ -1972,7 +1972,7 @@ type Project struct {
 	// ShortName Example: SHOP
 	ShortName string `json:"short_name"`
 
-	// Status provisioning, active or retired; other values may appear
+	// Status provisioning, active or retired, …
 	Status    string    `json:"status"`
 	TenantId  string    `json:"tenant_id"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -2071,7 +2071,7 @@ type ReleaseOperation struct {
 	// Id Example: 12
 	Id string `json:"id"`
 
-	// Kind promotion or data_copy; other values may appear
+	// Kind promotion or data_copy, …
 	Kind string `json:"kind"`
 
 	// OperationId The same operation at GET /operations/{id}
@@ -2193,7 +2193,7 @@ type User struct {
 	// Roles Role names, sorted
 	Roles []string `json:"roles"`
 
-	// Status active or deactivated; other values may appear
+	// Status active or deactivated, …
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -2379,7 +2379,7 @@ type ListAiNodesParams struct {
 	// GpuClass Exact GPU class
 	GpuClass *string `form:"gpu_class,omitempty" json:"gpu_class,omitempty"`
 
-	// Status Live status (serving, loaded_idle, idle, offline, standby, powered_off; other values may appear); a node whose status is unknown never matches
+	// Status Live status (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
 	Status *string `form:"status,omitempty" json:"status,omitempty"`
 
 	// Model Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)
@@ -3197,7 +3197,7 @@ type ClientInterface interface {
 
 	// ListAiNodes List AI nodes
 	//
-	// The roster in hostname order with live values from monitoring. When monitoring is unreachable or slower than 2 s the answer is still 200, monitoring_reachable false and every live field null. status filters on the live status; model (catalogue id or repo) keeps the nodes serving it live or caching it.
+	// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -3206,7 +3206,7 @@ type ClientInterface interface {
 
 	// GetAiNode Read an AI node
 	//
-	// Roster and live values; reading never fails because monitoring does (live fields null, monitoring_reachable false). 404 ai_node_not_found.
+	// Roster and live values (monitoring, node agent); live fields are null when those do not answer, never an error. 404 ai_node_not_found.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -3463,7 +3463,7 @@ type ClientInterface interface {
 
 	// GetOperation Poll an operation
 	//
-	// Long-running work started by a 202 answer; poll until succeeded or failed. release:<id> needs a releases read key, as GET /release-operations/{id}.
+	// Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
 	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 	//
@@ -4166,7 +4166,7 @@ func (c *Client) PatchAiModelWithApplicationMergePatchPlusJSONBody(ctx context.C
 
 // ListAiNodes List AI nodes
 //
-// The roster in hostname order with live values from monitoring. When monitoring is unreachable or slower than 2 s the answer is still 200, monitoring_reachable false and every live field null. status filters on the live status; model (catalogue id or repo) keeps the nodes serving it live or caching it.
+// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -4185,7 +4185,7 @@ func (c *Client) ListAiNodes(ctx context.Context, params *ListAiNodesParams, req
 
 // GetAiNode Read an AI node
 //
-// Roster and live values; reading never fails because monitoring does (live fields null, monitoring_reachable false). 404 ai_node_not_found.
+// Roster and live values (monitoring, node agent); live fields are null when those do not answer, never an error. 404 ai_node_not_found.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -4712,7 +4712,7 @@ func (c *Client) CopyNodeCache(ctx context.Context, hostname string, modelId str
 
 // GetOperation Poll an operation
 //
-// Long-running work started by a 202 answer; poll until succeeded or failed. release:<id> needs a releases read key, as GET /release-operations/{id}.
+// Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
 //
 // Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 //
@@ -9323,7 +9323,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiNodesWithResponse List AI nodes
 	//
-	// The roster in hostname order with live values from monitoring. When monitoring is unreachable or slower than 2 s the answer is still 200, monitoring_reachable false and every live field null. status filters on the live status; model (catalogue id or repo) keeps the nodes serving it live or caching it.
+	// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -9334,7 +9334,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAiNodeWithResponse Read an AI node
 	//
-	// Roster and live values; reading never fails because monitoring does (live fields null, monitoring_reachable false). 404 ai_node_not_found.
+	// Roster and live values (monitoring, node agent); live fields are null when those do not answer, never an error. 404 ai_node_not_found.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -9625,7 +9625,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetOperationWithResponse Poll an operation
 	//
-	// Long-running work started by a 202 answer; poll until succeeded or failed. release:<id> needs a releases read key, as GET /release-operations/{id}.
+	// Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
 	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 	//
@@ -22344,7 +22344,7 @@ func (c *ClientWithResponses) PatchAiModelWithApplicationMergePatchPlusJSONBodyW
 
 // ListAiNodesWithResponse List AI nodes
 //
-// The roster in hostname order with live values from monitoring. When monitoring is unreachable or slower than 2 s the answer is still 200, monitoring_reachable false and every live field null. status filters on the live status; model (catalogue id or repo) keeps the nodes serving it live or caching it.
+// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -22361,7 +22361,7 @@ func (c *ClientWithResponses) ListAiNodesWithResponse(ctx context.Context, param
 
 // GetAiNodeWithResponse Read an AI node
 //
-// Roster and live values; reading never fails because monitoring does (live fields null, monitoring_reachable false). 404 ai_node_not_found.
+// Roster and live values (monitoring, node agent); live fields are null when those do not answer, never an error. 404 ai_node_not_found.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -22814,7 +22814,7 @@ func (c *ClientWithResponses) CopyNodeCacheWithResponse(ctx context.Context, hos
 
 // GetOperationWithResponse Poll an operation
 //
-// Long-running work started by a 202 answer; poll until succeeded or failed. release:<id> needs a releases read key, as GET /release-operations/{id}.
+// Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
 //
 // Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 //
