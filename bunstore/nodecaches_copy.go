@@ -39,6 +39,9 @@ func (w *cacheCopyWorker) Work(ctx context.Context, job *river.Job[cacheCopyArgs
 	deadline := time.Now().Add(w.policy.watch())
 	for {
 		c, err := w.agents.Copy(ctx, task.hostname, task.repo, task.source)
+		if ctx.Err() != nil {
+			return ctx.Err() // stopped or timed out: not the agent's fault
+		}
 		if err != nil {
 			opErr, retry := agentOutcome(err, job.Errors, w.policy)
 			if opErr == nil {
@@ -160,8 +163,9 @@ func failCopy(ctx context.Context, tx bun.Tx, job *river.Job[cacheCopyArgs], cw 
 	if err := finishOperation(ctx, tx, cw.op, opErr, result); err != nil {
 		return err
 	}
-	if err := writeAudit(ctx, tx, auditEntry{actor: systemActor, action: "node_cache.copy_failed",
-		entityType: "node_cache", entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}); err != nil {
+	event := auditEntry{actor: systemActor, action: "node_cache.copy_failed", entityType: "node_cache",
+		entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}
+	if err := writeAudit(ctx, tx, event); err != nil {
 		return err
 	}
 	return completeJob(ctx, tx, job)

@@ -104,7 +104,8 @@ func (s *Store) reconcileNode(ctx context.Context, hostname string, rep resource
 
 // reconcileModels locks, in id order, the models of the node's caches and
 // the catalogue models of the caches on its disk.
-func reconcileModels(ctx context.Context, tx bun.Tx, hostname string, disk onDisk) (map[int64]*cacheModelRow, error) {
+func reconcileModels(ctx context.Context, tx bun.Tx, hostname string,
+	disk onDisk) (map[int64]*cacheModelRow, error) {
 	repos := make([]string, 0, len(disk.ready))
 	for r := range disk.ready {
 		repos = append(repos, r)
@@ -160,16 +161,19 @@ func adoptCaches(ctx context.Context, tx bun.Tx, hostname string, known []nodeCa
 			continue
 		}
 		size := gigabytes(c.BytesTotal)
-		row := &nodeCacheRow{Hostname: hostname, ModelID: m.ID, Status: resources.NodeCacheReady, Path: &c.Path, SizeGB: &size}
-		if _, err := tx.NewInsert().Model(row).ExcludeColumn("created_at", "updated_at").Returning("*").Exec(ctx); err != nil {
+		row := &nodeCacheRow{Hostname: hostname, ModelID: m.ID, Status: resources.NodeCacheReady,
+			Path: &c.Path, SizeGB: &size}
+		if _, err := tx.NewInsert().Model(row).ExcludeColumn("created_at", "updated_at").
+			Returning("*").Exec(ctx); err != nil {
 			return err
 		}
 		before := cacheAudit(nil, m)
 		if err := placeModel(ctx, tx, m); err != nil {
 			return err
 		}
-		if err := writeAudit(ctx, tx, auditEntry{actor: systemActor, action: "node_cache.adopted", entityType: "node_cache",
-			entityID: row.target(), before: before, after: cacheAudit(row, m)}); err != nil {
+		event := auditEntry{actor: systemActor, action: "node_cache.adopted", entityType: "node_cache",
+			entityID: row.target(), before: before, after: cacheAudit(row, m)}
+		if err := writeAudit(ctx, tx, event); err != nil {
 			return err
 		}
 	}

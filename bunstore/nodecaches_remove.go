@@ -35,7 +35,11 @@ func (w *cacheRemoveWorker) Work(ctx context.Context, job *river.Job[cacheRemove
 	if err != nil || task == nil {
 		return err
 	}
-	if err := w.agents.Remove(ctx, task.hostname, task.repo); err != nil {
+	err = w.agents.Remove(ctx, task.hostname, task.repo)
+	if ctx.Err() != nil {
+		return ctx.Err() // stopped or timed out: not the agent's fault
+	}
+	if err != nil {
 		opErr, retry := agentOutcome(err, job.Errors, w.policy)
 		if opErr == nil {
 			return retry
@@ -102,8 +106,9 @@ func failRemove(ctx context.Context, tx bun.Tx, job *river.Job[cacheRemoveArgs],
 	if err := finishOperation(ctx, tx, cw.op, opErr, result); err != nil {
 		return err
 	}
-	if err := writeAudit(ctx, tx, auditEntry{actor: systemActor, action: "node_cache.remove_failed",
-		entityType: "node_cache", entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}); err != nil {
+	event := auditEntry{actor: systemActor, action: "node_cache.remove_failed", entityType: "node_cache",
+		entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}
+	if err := writeAudit(ctx, tx, event); err != nil {
 		return err
 	}
 	return completeJob(ctx, tx, job)

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"time"
 )
 
 // demoMoreModels are the catalogue rows Li adds two weeks back.
@@ -40,6 +41,10 @@ var demoCaches = [][2]string{
 var demoKeys = [][2]string{{"shop-assistant", "chat"}, {"intranet-search", "embed"}, {"ci-codegen", "code"},
 	{"legacy-bot", "chat"}}
 
+// demoTrialKey is the key Li gives a partner for a week: it expired a week
+// before the clock's instant, so the gateway refuses it.
+const demoTrialKey = "partner-trial"
+
 // models: two weeks back Li adds models, the central copies arrive, Li
 // copies weights onto nodes and creates gateway keys.
 func (d *demoWorld) models(ctx context.Context, _ http.Handler) error {
@@ -75,7 +80,9 @@ func (d *demoWorld) models(ctx context.Context, _ http.Handler) error {
 		}
 		d.ids["key:"+k[0]] = id(made)
 	}
-	return nil
+	_, err := d.li.do(ctx, http.MethodPost, "/ai/gateway/keys", map[string]any{"name": demoTrialKey, "tier": "chat",
+		"expires_at": d.m.now().Add(7 * day).UTC().Format(time.RFC3339)})
+	return err
 }
 
 // modelID finds a catalogue id by repo.

@@ -68,9 +68,11 @@ func (c demoCaller) wait(ctx context.Context, opID string) (map[string]any, erro
 	})
 }
 
-// waitFor polls an operation until done says so (at most a minute).
+// waitFor polls an operation until done says so (at most a minute), every
+// 10 ms at first and then less often (at most every 200 ms), so a slow wait
+// does not spend the caller's rate budget, which a frozen clock never refills.
 func (c demoCaller) waitFor(ctx context.Context, opID string, done func(map[string]any) bool) (map[string]any, error) {
-	deadline := time.Now().Add(time.Minute)
+	deadline, pause := time.Now().Add(time.Minute), 10*time.Millisecond
 	for {
 		op, err := c.do(ctx, http.MethodGet, "/operations/"+opID, nil)
 		if err != nil {
@@ -85,8 +87,9 @@ func (c demoCaller) waitFor(ctx context.Context, opID string, done func(map[stri
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(pause*3/2, 200*time.Millisecond)
 	}
 }
 

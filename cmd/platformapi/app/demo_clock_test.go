@@ -15,7 +15,7 @@ import (
 // demoSteps are the instants of the demo history, oldest first, as how long
 // before the clock's instant each happens.
 var demoSteps = []time.Duration{31 * day, 30 * day, 21 * day, 14 * day, 10 * day, 7 * day,
-	3 * day, 2 * day, 26 * hour, 5 * hour}
+	3 * day, 2 * day, 26 * hour, 5 * hour, 3 * hour}
 
 // TestDemoHistory_LaidOutBeforeTheClockFrozenOrNot: `serve --demo` lays the
 // history out before the clock in force — the frozen instant, or the real

@@ -20,8 +20,11 @@ import (
 // this process, over directories under <data-dir>/demo-fleet and served on
 // a loopback port each, so a demo copy moves real bytes an operator can ls.
 type demoFleet struct {
+	dir     string // <data-dir>/demo-fleet, or a private directory
+	private bool   // dir was made for this process: removed on close
 	agents  []*nodeagent.Agent
 	servers []*http.Server
+	urls    map[string]string // hostname → its agent's URL, once started
 }
 
 // demoSlowAgent is the demo node whose agent may read 64 bytes a second:
@@ -32,15 +35,29 @@ const (
 	demoSlowRate  = 64
 )
 
-// demoFleetDir is where the demo fleet keeps its store and caches.
-func (m *Main) demoFleetDir() string { return filepath.Join(m.opts.DataDir, "demo-fleet") }
+// newDemoFleet places the demo fleet under the data directory, or (a Main
+// opened without one, as tests do) in a private directory of its own.
+func (m *Main) newDemoFleet() (*demoFleet, error) {
+	if m.opts.DataDir != "" {
+		return &demoFleet{dir: filepath.Join(m.opts.DataDir, "demo-fleet"), urls: map[string]string{}}, nil
+	}
+	dir, err := os.MkdirTemp("", "platformapi-demo-fleet-")
+	return &demoFleet{dir: dir, private: true, urls: map[string]string{}}, err
+}
 
 // startDemoFleet writes the demo store (synthetic weights of every model
 // with a central copy) and starts an agent per roster node, enrolled with
 // the node's key (minted by the demo administrator the first time) and its
 // agent_url pointing at it. Close stops them.
 func (m *Main) startDemoFleet(ctx context.Context) error {
-	store := filepath.Join(m.demoFleetDir(), "store")
+	if m.demo == nil {
+		f, err := m.newDemoFleet()
+		if err != nil {
+			return err
+		}
+		m.demo = f
+	}
+	store := filepath.Join(m.demo.dir, "store")
 	for _, repo := range demoCentral {
 		if err := nodeagent.WriteCentralCopy(store, "models/"+repo, demoWeights(repo)); err != nil {
 			return err
@@ -50,7 +67,6 @@ func (m *Main) startDemoFleet(ctx context.Context) error {
 	if err := m.db.NewRaw("SELECT hostname FROM ai_nodes ORDER BY hostname").Scan(ctx, &hosts); err != nil {
 		return err
 	}
-	m.demo = &demoFleet{}
 	for _, host := range hosts {
 		if err := m.startDemoAgent(ctx, store, host); err != nil {
 			return fmt.Errorf("demo agent of %s: %w", host, err)
@@ -59,9 +75,15 @@ func (m *Main) startDemoFleet(ctx context.Context) error {
 	return nil
 }
 
-// startDemoAgent serves one node's agent on a loopback port.
+// startDemoAgent serves one node's agent on a loopback port; an agent
+// already running (the demo set up again in this process) only gets its
+// agent_url back, which the roster's import cleared.
 func (m *Main) startDemoAgent(ctx context.Context, store, host string) error {
-	cache := filepath.Join(m.demoFleetDir(), host, "cache")
+	if url, ok := m.demo.urls[host]; ok {
+		_, err := m.db.NewRaw("UPDATE ai_nodes SET agent_url = ? WHERE hostname = ?", url, host).Exec(ctx)
+		return err
+	}
+	cache := filepath.Join(m.demo.dir, host, "cache")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
@@ -88,6 +110,7 @@ func (m *Main) startDemoAgent(ctx context.Context, store, host string) error {
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	m.demo.agents, m.demo.servers = append(m.demo.agents, a), append(m.demo.servers, srv)
+	m.demo.urls[host] = "http://" + ln.Addr().String()
 	return nil
 }
 
@@ -105,13 +128,17 @@ func (m *Main) demoNodeKey(ctx context.Context, host string) (string, error) {
 	return k.Key, err
 }
 
-// close stops the demo agents and their listeners.
+// close stops the demo agents and their listeners (and removes a private
+// directory).
 func (f *demoFleet) close() {
 	for _, srv := range f.servers {
 		_ = srv.Close()
 	}
 	for _, a := range f.agents {
 		_ = a.Close()
+	}
+	if f.private {
+		_ = os.RemoveAll(f.dir)
 	}
 }
 
