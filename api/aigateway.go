@@ -48,7 +48,7 @@ type IssuedGatewayKey struct {
 type GatewayKeyCreate struct {
 	Name        string     `json:"name" minLength:"1" maxLength:"80"`
 	Tier        *string    `json:"tier,omitempty" nullable:"true" minLength:"1" maxLength:"40" doc:"Serving tier the key is meant for; recorded only"`
-	ExpiresAt   *time.Time `json:"expires_at,omitempty" nullable:"true" doc:"RFC 3339 instant in the future from which the key no longer opens the gateway; omitted or null: never expires"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty" nullable:"true" maxLength:"40" doc:"RFC 3339 instant in the future from which the key no longer opens the gateway; omitted or null: never expires"`
 	ReturnValue bool       `json:"return_value,omitempty" doc:"Return the key value in this answer (only here, only once). Default false"`
 }
 
