@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
@@ -71,7 +70,12 @@ func (s *Server) idempotency(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
-	key := strings.Join(values, ",")
+	if len(values) != 1 { // joined, "A,B" would be a key nobody sent
+		s.writeHuma(ctx, &resources.Error{Kind: resources.KindBadRequest, Code: resources.CodeInvalidIdempotencyKey,
+			Field: IdempotencyKeyHeader, Detail: "send Idempotency-Key once, with one key"})
+		return
+	}
+	key := values[0]
 	if !validIdempotencyKey(key) {
 		s.writeHuma(ctx, &resources.Error{Kind: resources.KindBadRequest, Code: resources.CodeInvalidIdempotencyKey,
 			Field: IdempotencyKeyHeader, Detail: "Idempotency-Key must be 1 to 255 printable characters without spaces"})

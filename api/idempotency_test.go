@@ -1,8 +1,12 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -189,5 +193,31 @@ func TestIdempotency_KeysExpireAfter24Hours(t *testing.T) {
 	e.Clock.Advance(2 * time.Hour)
 	if n, err := e.Store.DeleteExpired(context.Background()); err != nil || n != 1 {
 		t.Fatalf("deleted after 24 h: %d %v", n, err)
+	}
+}
+
+// Issue 18, R3: two Idempotency-Key headers were joined into one key "A,B",
+// so a retry with A alone created a second customer. Two keys are refused.
+func TestIdempotency_KeyHeaderTwice_400NothingCreated(t *testing.T) {
+	e, tok := customerEnv(t)
+	body, _ := json.Marshal(acme())
+	req, _ := http.NewRequest("POST", e.HTTP.URL+"/api/v1/customers", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Add("Idempotency-Key", "A")
+	req.Header.Add("Idempotency-Key", "B")
+	res, err := e.HTTP.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := assertProblem(t, &apitest.Response{Status: res.StatusCode, Header: res.Header, Body: raw}, 400,
+		"invalid_idempotency_key")
+	if m["field"] != "Idempotency-Key" || !strings.Contains(m["detail"].(string), "once") {
+		t.Fatalf("problem: %v", m)
+	}
+	if n := count(t, e, "SELECT count(*) FROM customers"); n != 0 {
+		t.Fatalf("customers: %d", n)
 	}
 }

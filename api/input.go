@@ -2,15 +2,20 @@ package api
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
+
+	"platformapi/resources"
 )
 
 // Messages of the input checks (never echoing the value).
@@ -52,11 +57,25 @@ func (s *Server) inputGuard(ctx huma.Context, next func(huma.Context)) {
 	next(&bufferedContext{humaContext: ctx, body: body})
 }
 
-// checkParams refuses a query pair that url.ParseQuery would drop (bad
-// percent-encoding, ';') and a query or path value with NUL or invalid UTF-8.
+// maxQueryPairs bounds a query: url.ParseQuery stops at 10,000 pairs and
+// what it drops would go unchecked (unknown names let through).
+const maxQueryPairs = 1000
+
+// checkParams refuses a query of more than maxQueryPairs pairs, a pair
+// that url.ParseQuery would drop (bad percent-encoding, ';'), a query or
+// path value with NUL or invalid UTF-8, a declared query parameter sent
+// empty (an empty filter would read as no filter; see mayBeEmpty) and a
+// single-valued one sent more than once (only the first would count).
 func checkParams(ctx huma.Context) error {
+	pairs := strings.Split(ctx.URL().RawQuery, "&")
+	if len(pairs) > maxQueryPairs {
+		return &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter,
+			Detail: fmt.Sprintf("the query has more than %d query parameters", maxQueryPairs)}
+	}
+	declared := queryParameters(ctx.Operation())
 	var details []error
-	for _, pair := range strings.Split(ctx.URL().RawQuery, "&") {
+	seen := map[string]int{}
+	for _, pair := range pairs {
 		if pair == "" {
 			continue
 		}
@@ -65,10 +84,50 @@ func checkParams(ctx huma.Context) error {
 		if kerr != nil || !cleanString(key) {
 			key = rawKey
 		}
-		if msg := queryPairProblem(key, rawValue, kerr); msg != "" {
+		msg := queryPairProblem(key, rawValue, kerr)
+		if _, known := declared[key]; known && msg == "" && rawValue == "" && !mayBeEmpty[key] {
+			msg = "must not be empty; leave the parameter out to not filter"
+		}
+		if msg != "" {
 			details = append(details, &huma.ErrorDetail{Location: "query." + key, Message: msg})
 		}
+		seen[key]++
 	}
+	details = append(details, repeatedParameters(declared, seen)...)
+	return paramProblem(ctx, details)
+}
+
+// mayBeEmpty are the query parameters that are no filter, where empty
+// keeps its meaning: the first page (cursor), every member (fields).
+var mayBeEmpty = map[string]bool{"cursor": true, "fields": true}
+
+// queryParameters are the operation's query parameters: name → whether
+// it takes several values.
+func queryParameters(op *huma.Operation) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range op.Parameters {
+		if p.In == "query" {
+			out[p.Name] = p.Schema != nil && p.Schema.Type == "array"
+		}
+	}
+	return out
+}
+
+// repeatedParameters refuses single-valued parameters sent more than once.
+func repeatedParameters(declared map[string]bool, seen map[string]int) []error {
+	var out []error
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
+		if multi, known := declared[name]; known && !multi && seen[name] > 1 {
+			out = append(out, &huma.ErrorDetail{Location: "query." + name,
+				Message: fmt.Sprintf("is given %d times; give it once", seen[name])})
+		}
+	}
+	return out
+}
+
+// paramProblem adds the path parameters' checks and answers 400 naming the
+// first offending parameter, or nil.
+func paramProblem(ctx huma.Context, details []error) error {
 	for _, p := range ctx.Operation().Parameters {
 		if p.In != "path" {
 			continue

@@ -108,7 +108,8 @@ func (s *Server) charge(ctx context.Context, tokenID int64, cost int, set func(n
 	}
 	s.metrics.refusals.Inc()
 	return &Problem{Status: http.StatusTooManyRequests, Code: resources.CodeRateLimited, retryAfter: d.RetryAfter,
-		retryZero: true, Detail: "the token used its " + strconv.Itoa(d.Limit) + " units for this minute; retry after Retry-After seconds"}
+		retryZero: true, Detail: "the token's budget of " + strconv.Itoa(d.Limit) + " units (refilled at " +
+			strconv.Itoa(d.Limit/60) + " a second) is spent; retry after Retry-After seconds"}
 }
 
 // contentType refuses a request body whose media type the operation does not

@@ -8,7 +8,8 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Rate-limit policy: 600 units per minute per token. Every POST /mcp costs
+// Rate-limit policy: per token a burst of 600 units, refilled at 10 a
+// second (600 a minute). Every POST /mcp costs
 // one unit (initialize, tools/list, ping…); a tool call costs two in all,
 // taken together by its POST.
 const (

@@ -87,8 +87,8 @@ func requestProblems() []ProblemCode {
 			"the record over REST."),
 		p("unsupported_media_type", 415, "The body's Content-Type is not one the operation accepts (see Accept-Post "+
 			"or Accept-Patch)."),
-		p(CodeRateLimited, 429, "The token used its 600 units for this minute (an MCP tool call costs 2, any other "+
-			"MCP message 1); wait retry_after_seconds.").retry(),
+		p(CodeRateLimited, 429, "The token's budget is spent: at most 600 units, refilled at 10 a second (an MCP "+
+			"tool call costs 2, any other MCP message 1); wait retry_after_seconds.").retry(),
 		p(CodeIdempotencyInProgress, 429, "A request with this Idempotency-Key is still running; retry after "+
 			"Retry-After to get its answer.").retry(),
 		p("internal", 500, "An internal error; quote the request id to the operator."),

@@ -88,3 +88,16 @@ func TestMCP_NULInToolArgument_400NamingIt(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18, R2: an agent that passes an empty id ("") must not read the
+// unfiltered list; the tool answers invalid_parameter naming the argument.
+func TestMCP_EmptyFilterArgument_ToolErrorInvalidParameter(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermTenancyRead), nil, false)
+	for _, args := range []map[string]any{{"customer_id": ""}, {"slug": "", "limit": 5}} {
+		p := problemOf(t, call(t, c, "list-tenants", args))
+		if p["code"] != "invalid_parameter" || !strings.Contains(fmt.Sprint(p["detail"], p["errors"]), "must not be empty") {
+			t.Fatalf("%v: %v", args, p)
+		}
+	}
+}
