@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/go-chi/chi/v5"
 )
 
 func init() {
@@ -71,8 +73,32 @@ func (s *Server) ProblemFor(r *http.Request, err error) *Problem {
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	if allow := s.allowedMethods(r.URL.Path); allow != "" {
+		w.Header().Set("Allow", allow)
+	}
 	s.WriteError(w, r, &Problem{Status: http.StatusMethodNotAllowed, Code: codeMethodNotAllowed,
 		Detail: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path)})
+}
+
+// routedMethods are the methods a path may allow, in the order Allow lists
+// them.
+var routedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete}
+
+// allowedMethods lists the methods the router answers on path (HEAD with
+// GET), for a 405's Allow header.
+func (s *Server) allowedMethods(path string) string {
+	var allow []string
+	for _, m := range routedMethods {
+		probe := m
+		if m == http.MethodHead {
+			probe = http.MethodGet // GetHead answers HEAD wherever GET is routed
+		}
+		if s.router.Match(chi.NewRouteContext(), probe, path) {
+			allow = append(allow, m)
+		}
+	}
+	return strings.Join(allow, ", ")
 }
 
 // recoverer turns a panic into a 500 problem; the panic is logged, not shown.

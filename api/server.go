@@ -14,6 +14,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/resources"
@@ -149,7 +150,7 @@ func New(cfg Config, svc Services) *Server {
 			now: cfg.Now}, gateway: newLiveGatewayKeys(svc.AIGateway, cfg)}
 	s.auth.cache = cfg.CredentialCache
 	s.router = chi.NewRouter()
-	s.router.Use(requestIDMiddleware(), s.observe, s.recoverer, s.limits, s.gateMiddleware)
+	s.router.Use(requestIDMiddleware(), s.observe, s.recoverer, s.limits, s.gateMiddleware, middleware.GetHead)
 	s.router.NotFound(s.notFound)
 	s.router.MethodNotAllowed(s.methodNotAllowed)
 	s.router.Route(Prefix, func(r chi.Router) {

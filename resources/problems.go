@@ -78,7 +78,8 @@ func requestProblems() []ProblemCode {
 		p(CodeInvalidCursor, 400, "The cursor was not issued for this list and these filters; start again without one."),
 		p(CodeInvalidIdempotencyKey, 400, "The Idempotency-Key header is empty or not 1 to 255 printable characters."),
 		p("malformed_body", 400, "The request body could not be read or parsed as JSON."),
-		p("method_not_allowed", 405, "The path exists but not with this method."),
+		p("method_not_allowed", 405, "The path exists but not with this method; Allow lists the methods it "+
+			"takes (HEAD wherever GET)."),
 		p("not_acceptable", 406, "The Accept header names no media type the operation can answer."),
 		p("body_too_large", 413, "The request body is larger than the limit (1 MiB)."),
 		p("request_timeout", 408, "The request body arrived too slowly; the connection is closed. Send it again.").retry(),
