@@ -250,3 +250,40 @@ func TestHarden_FailedAuthenticationsPerAddress_429WithoutLookups(t *testing.T) 
 		t.Fatalf("after a minute: %d %s", r.Status, r.Body)
 	}
 }
+
+// Issue 18, R9: a 503 on a keyed POST wrote two ERROR lines with the same
+// request id. One failure, one ERROR line.
+func TestHarden_DatabaseOutage_KeyedPOSTLogsOneErrorLine(t *testing.T) {
+	var e *apitest.Env
+	e = apitest.New(t, apitest.Options{Proxy: true, Idempotency: func(st resources.Idempotency) resources.Idempotency {
+		return cutAfterBegin{Idempotency: st, cut: func() { e.Proxy.Cut() }}
+	}})
+	tok := e.Token(resources.PermTenancyRead, resources.PermTenancyWrite)
+	r := e.Do("POST", "/api/v1/customers", tok, acme(), "Idempotency-Key", "outage-1", "X-Request-ID", "outage-req-1")
+	assertProblem(t, r, 503, "unavailable")
+	e.Proxy.Restore()
+	n := 0
+	for _, line := range strings.Split(e.LogText(), "\n") {
+		if strings.Contains(line, `"level":"ERROR"`) && strings.Contains(line, "outage-req-1") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d ERROR lines for one failed request:\n%s", n, e.LogText())
+	}
+}
+
+// cutAfterBegin is the real idempotency keeping with the database cut off
+// right after a key is leased: the request then fails, and so does the
+// key's release.
+type cutAfterBegin struct {
+	resources.Idempotency
+	cut func()
+}
+
+// Begin leases the key, then cuts the database off.
+func (c cutAfterBegin) Begin(ctx context.Context, req resources.IdempotencyRequest) (resources.Begun, error) {
+	b, err := c.Idempotency.Begin(ctx, req)
+	c.cut()
+	return b, err
+}

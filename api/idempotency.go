@@ -155,19 +155,23 @@ func (s *Server) formToStore(ctx huma.Context, sent []byte, form *replayForm) ([
 // keepAnswerInTx) is not stored again.
 func (s *Server) endLease(ctx huma.Context, lease *resources.Lease, status int, body []byte) {
 	detached := context.WithoutCancel(ctx.Context())
-	var err error
+	log := loggerFrom(ctx.Context(), s.cfg.Logger)
 	if status >= 500 || status == 0 {
-		err = s.svc.Idempotency.Release(detached, lease)
-	} else {
-		_, w := humachi.Unwrap(ctx)
-		answer := resources.StoredResponse{Status: status, Header: keptHeaders(w.Header()), Body: body}
-		if lease.Stored != nil && sameAnswer(*lease.Stored, answer) {
-			return
+		if err := s.svc.Idempotency.Release(detached, lease); err != nil {
+			// The request's own failure was logged as the error; the key
+			// frees itself when its lease ends.
+			log.Warn("releasing the Idempotency-Key failed; a retry may take it over once its lease ends",
+				"lease", resources.IdempotencyLeaseTTL.String(), "error", err)
 		}
-		err = s.svc.Idempotency.Finish(detached, lease, answer)
+		return
 	}
-	if err != nil {
-		loggerFrom(ctx.Context(), s.cfg.Logger).Error("storing the idempotent answer failed", "error", err)
+	_, w := humachi.Unwrap(ctx)
+	answer := resources.StoredResponse{Status: status, Header: keptHeaders(w.Header()), Body: body}
+	if lease.Stored != nil && sameAnswer(*lease.Stored, answer) {
+		return
+	}
+	if err := s.svc.Idempotency.Finish(detached, lease, answer); err != nil {
+		log.Error("storing the idempotent answer failed", "error", err)
 	}
 }
 
