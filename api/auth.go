@@ -57,19 +57,23 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 	if _, ok := resources.ParseTokenKind(token); !ok {
 		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is malformed")
 	}
-	if err := a.failures.check(addr); err != nil {
+	hash := a.pepper.Hash(token)
+	if err := a.failures.check(addr, hash); err != nil {
 		return nil, err
 	}
-	cred, err := a.lookup(ctx, a.pepper.Hash(token))
+	cred, looked, err := a.lookup(ctx, hash)
 	now := a.now()
 	if err == nil {
 		err = cred.Check(now, addr)
 	}
 	if err != nil {
 		if e, ok := resources.AsError(err); ok && e.Kind == resources.KindUnauthorized {
-			a.failures.failed(ctx, addr)
+			a.failures.failed(ctx, addr, hash)
 		}
 		return nil, err
+	}
+	if looked {
+		a.failures.authenticated(hash)
 	}
 	cred.Address = addr
 	noteToken(ctx, cred.Token.ID)
@@ -78,23 +82,24 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 }
 
 // lookup resolves a token hash: from the credential cache when it holds a
-// fresh entry, else from the database (and then cached). A load that an
+// fresh entry, else from the database (looked: then cached). A load that an
 // invalidation overtook is used for this request but not kept.
-func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*resources.Credential, error) {
+func (a *Authenticator) lookup(ctx context.Context, hash []byte) (cred *resources.Credential, looked bool,
+	err error) {
 	if a.cache == nil {
-		return a.creds.CredentialByHash(ctx, hash)
+		cred, err = a.creds.CredentialByHash(ctx, hash)
+		return cred, true, err
 	}
 	key := string(hash)
 	if cred, ok := a.cache.get(key); ok {
-		return cred, nil
+		return cred, false, nil
 	}
 	gen, loaded := a.cache.generation(), a.cache.now()
-	cred, err := a.creds.CredentialByHash(ctx, hash)
-	if err != nil {
-		return nil, err
+	if cred, err = a.creds.CredentialByHash(ctx, hash); err != nil {
+		return nil, true, err
 	}
 	a.cache.put(key, cred, gen, loaded)
-	return cred, nil
+	return cred, true, nil
 }
 
 // touch records the token's use at most once per touchInterval per token, so

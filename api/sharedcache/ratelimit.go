@@ -62,15 +62,19 @@ type reserve struct {
 	lastUsed  int       // units spent in the previous window
 }
 
-func newRateLimiter(s *Shared, perMinute int) *rateLimiter {
-	return &rateLimiter{shared: s, gcra: redis_rate.NewLimiter(s.client), limit: redis_rate.PerMinute(perMinute),
-		local: api.NewLocalLimiter(perMinute, nil), now: time.Now, maxReserve: perMinute / reservePerMinDiv,
-		reserves: map[string]*reserve{},
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platformapi_rate_limit_decisions_total",
+// newRateLimiter draws perMinute a key; decisions counts its answers (nil:
+// a new counter).
+func newRateLimiter(s *Shared, perMinute int, decisions *prometheus.CounterVec) *rateLimiter {
+	if decisions == nil {
+		decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platformapi_rate_limit_decisions_total",
 			Help: "Rate-limit decisions by where they were taken (shared: Redis; reserved: units this replica " +
 				"drew from the shared budget ahead of use; local: this replica's own bucket while Redis is " +
 				"unreachable) and outcome."},
-			[]string{"where", "outcome"})}
+			[]string{"where", "outcome"})
+	}
+	return &rateLimiter{shared: s, gcra: redis_rate.NewLimiter(s.client), limit: redis_rate.PerMinute(perMinute),
+		local: api.NewLocalLimiter(perMinute, nil), now: time.Now, maxReserve: perMinute / reservePerMinDiv,
+		reserves: map[string]*reserve{}, decisions: decisions}
 }
 
 // Take implements api.RateLimiter.

@@ -51,6 +51,7 @@ type Options struct {
 type Shared struct {
 	client    *redis.Client
 	limiter   *rateLimiter
+	failures  *rateLimiter // failed authentications per client address
 	logger    *slog.Logger
 	state     atomic.Int32 // stateUnknown, stateUp or stateDown
 	kick      chan struct{}
@@ -78,7 +79,8 @@ func New(o Options) (*Shared, error) {
 		o.PerMinute = api.RatePerMinute
 	}
 	s := &Shared{client: redis.NewClient(ro), logger: o.Logger, kick: make(chan struct{}, 1)}
-	s.limiter = newRateLimiter(s, o.PerMinute)
+	s.limiter = newRateLimiter(s, o.PerMinute, nil)
+	s.failures = newRateLimiter(s, api.AuthFailuresPerMinute, s.limiter.decisions)
 	s.fallback = prometheus.NewGauge(prometheus.GaugeOpts{Name: "platformapi_shared_cache_fallback",
 		Help: "1 while Redis is unreachable: per-replica rate limits, credentials re-checked by interval."})
 	s.published = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "platformapi_change_feed_published_total",
@@ -111,6 +113,11 @@ func (s *Shared) Healthy() bool { return s.state.Load() == stateUp }
 func (s *Shared) Take(ctx context.Context, key string, cost int) (api.RateDecision, error) {
 	return s.limiter.Take(ctx, key, cost)
 }
+
+// AuthFailures is the failed-authentication budget of client addresses
+// (api.AuthFailuresPerMinute each), shared by the replicas as the rate
+// budget is: give it to api.Config.AuthFailures.
+func (s *Shared) AuthFailures() api.RateLimiter { return s.failures }
 
 // Publish implements resources.ChangePublisher: the change is applied to
 // this process's own sink at once, then sent to every replica. A failed send

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"platformapi/api"
 	"platformapi/api/sharedcache"
 	"platformapi/api/sharedcache/redistest"
 	"platformapi/resources"
@@ -206,5 +207,28 @@ func TestShared_Metrics_FallbackGaugeAndDecisions(t *testing.T) {
 	eventually(t, "the gauge shows the fallback", func() bool { return fallback() == 1 })
 	if n := testutil.CollectAndCount(reg, "platformapi_rate_limit_decisions_total"); n != 1 {
 		t.Fatalf("%d decision series, want 1 (shared, allowed)", n)
+	}
+}
+
+// Issue 18, R1: with Redis, the failed-authentication budget of an address
+// is one across the replicas, as the rate budget is.
+func TestShared_AuthFailureBudgetSharedByReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := startReplica(t, srv.URL(), 10), startReplica(t, srv.URL(), 10)
+	eventually(t, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
+	fa, fb := a.AuthFailures(), b.AuthFailures()
+	refused := 0
+	for i := range api.AuthFailuresPerMinute + 10 {
+		d, err := []api.RateLimiter{fa, fb}[i%2].Take(context.Background(), "auth-failures:10.0.0.1", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Allowed {
+			refused++
+		}
+	}
+	if refused != 10 {
+		t.Fatalf("%d failures over two replicas against a budget of %d: %d refused, want 10",
+			api.AuthFailuresPerMinute+10, api.AuthFailuresPerMinute, refused)
 	}
 }

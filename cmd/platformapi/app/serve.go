@@ -121,7 +121,7 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
 	if m.shared != nil {
 		m.shared.Register(reg)
-		cfg.Limiter = m.shared
+		cfg.Limiter, cfg.AuthFailures = m.shared, m.shared.AuthFailures()
 	} else {
 		m.feed.Register(reg)
 	}
