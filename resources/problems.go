@@ -153,7 +153,8 @@ func conflictProblems() []ProblemCode {
 		p(CodeAIModelRepoTaken, 409, "Another catalogue row has this repo.").next("list-ai-models"),
 		p(CodeCannotDeactivateSelf, 409, "Nobody can deactivate themself."),
 		p(CodeCustomerArchived, 409, "The customer is archived: it cannot change nor take new tenants or projects."),
-		p(CodeCustomerHasProjects, 409, "The customer has projects (`blockers`); retire them first."),
+		p(CodeCustomerHasProjects, 409, "The customer has or had projects (`blockers`; retired ones count): it "+
+			"can never be archived."),
 		p(CodeCustomerIndexExhausted, 409, "Every customer index 1 to 999 is taken."),
 		p(CodeCustomerIndexTaken, 409, "Another customer has this customer_index."),
 		p(CodeEmailTaken, 409, "Another user has this e-mail address."),

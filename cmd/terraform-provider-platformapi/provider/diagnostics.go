@@ -14,6 +14,17 @@ import (
 // without Allow destroy.
 const codeDestroyNotAllowed = "destroy_not_allowed"
 
+// codeCustomerHasProjects refuses to archive a customer that has or had
+// projects: retired ones count, so it can never be archived.
+const codeCustomerHasProjects = "customer_has_projects"
+
+// customerProjectsHint says what a refused customer destroy means for
+// Terraform and what to do instead.
+const customerProjectsHint = "A customer that has or had projects cannot be archived: retired projects count " +
+	"too (the contract keeps their names reserved), so retiring them does not help. To stop managing the " +
+	"customer with Terraform, remove it from the state instead: terraform state rm <address>. It stays on " +
+	"the platform, as its projects do."
+
 // codePreconditionFailed is the API's refusal of a conditional write
 // (If-Match) to something that changed since the version sent.
 const codePreconditionFailed = "precondition_failed"
@@ -46,6 +57,9 @@ func addError(diags *diag.Diagnostics, what string, err error, attributes map[st
 	case codeDestroyNotAllowed:
 		summary = "platformapi: " + what + " refused: the API token has no Allow destroy"
 		detail += "\n\n" + tokenDestroyHint
+	case codeCustomerHasProjects:
+		summary = "platformapi: " + what + " refused: the customer has projects and cannot be archived"
+		detail = customerProjectsHint + "\n\n" + detail
 	case codePreconditionFailed:
 		_, obj, _ := strings.Cut(what, " ")
 		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)

@@ -1,0 +1,31 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"platformapi/cmd/terraform-provider-platformapi/platformclient"
+)
+
+// Issue 18: a customer that ever had a project can never be archived (the
+// contract counts retired projects), so "retire them first" sent users in
+// circles; the diagnostic says what holds instead.
+func TestDiagnostic_CustomerHasProjects_SaysRetiredOnesCountAndWhatToDo(t *testing.T) {
+	blockers := map[string]int64{"projects": 2}
+	var diags diag.Diagnostics
+	addError(&diags, "delete customer", &apiError{Status: 409, Problem: platformclient.Problem{
+		Code: codeCustomerHasProjects, Detail: "customer 1 has 2 projects (retired ones count)", Blockers: &blockers,
+	}}, nil)
+	if len(diags) != 1 {
+		t.Fatalf("%d diagnostics", len(diags))
+	}
+	got := diags[0].Summary() + "\n" + diags[0].Detail()
+	for _, want := range []string{"cannot be archived", "retired projects count", "terraform state rm",
+		"blockers: projects: 2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the diagnostic does not say %q:\n%s", want, got)
+		}
+	}
+}
