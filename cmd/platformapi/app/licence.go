@@ -83,10 +83,28 @@ func portalLicence(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return PrintJSON(out, licenceJSON(v.Evaluate(st, m.now())))
+			return PrintJSON(out, m.shownLicence(v, st))
 		})})
 	cmd.AddCommand(licenceInstall(opts, out))
 	return cmd
+}
+
+// shownLicence is the licence as a server with the configured key sees it;
+// a demo licence (which only serve --demo trusts) says so and what serve
+// --demo sees.
+func (m *Main) shownLicence(v resources.LicenceVerifier, st resources.StoredLicence) map[string]any {
+	l := v.Evaluate(st, m.now())
+	out := licenceJSON(l)
+	if l.State != resources.LicenceInvalid {
+		return out
+	}
+	demo, _ := m.licenceVerifier(true) // the configured key parsed above
+	if d := demo.Evaluate(st, m.now()); d.State != resources.LicenceInvalid {
+		out["demo_licence"], out["state_under_serve_demo"] = true, d.State
+		out["note"] = "the installed bundle is the demo licence, signed by the demo key: serve --demo trusts " +
+			"it (GET /licence there says " + d.State + "), a server without --demo does not"
+	}
+	return out
 }
 
 func licenceInstall(opts *Options, out io.Writer) *cobra.Command {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -77,8 +78,15 @@ func TestDemoLicence_TrustedOnlyInDemoMode(t *testing.T) {
 	if l := demo.Evaluate(st, time.Now()); l.State != resources.LicenceValid || l.Payload.Serial != demoSerial {
 		t.Fatalf("demo mode: %+v", l)
 	}
-	if shown := c.ok("portal", "licence", "show"); shown["state"] != "invalid" || shown["serial"] != nil {
+	shown := c.ok("portal", "licence", "show")
+	if shown["state"] != "invalid" || shown["serial"] != nil {
 		t.Fatalf("outside demo mode: %v", shown)
+	}
+	// Issue 18: beside serve --demo the CLI said invalid while GET /licence
+	// said valid; it now says why and what serve --demo sees.
+	if shown["demo_licence"] != true || shown["state_under_serve_demo"] != "valid" ||
+		!strings.Contains(fmt.Sprint(shown["note"]), "serve --demo") {
+		t.Fatalf("a demo licence is not explained: %v", shown)
 	}
 	file := filepath.Join(t.TempDir(), "demo.bundle")
 	if err := os.WriteFile(file, []byte(st.Bundle), 0o600); err != nil {
