@@ -9,6 +9,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"platformapi/bunstore"
+	"platformapi/bunstore/pgtest"
 )
 
 func TestVersion_CommandAndFlagFromBuildInfo(t *testing.T) {
@@ -62,5 +65,31 @@ func TestServeLog_APIOff_SaysHowToTurnItOn(t *testing.T) {
 	m.logWhereServed(context.Background(), ServeOptions{}, "127.0.0.1:8080")
 	if strings.Contains(logs.String(), "the API is off") {
 		t.Fatal("API on, yet the log says it is off")
+	}
+}
+
+// Issue 18 (new user): serve --demo on a database of one's own without a
+// token pepper failed after half-building the demo world, naming neither
+// way to give a pepper. It now refuses before touching the database.
+func TestServeDemo_ExternalDatabaseWithoutPepper_RefusedBeforeAnyChange(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "")
+	var out, errOut bytes.Buffer
+	root := NewRootCommand(&out, &errOut)
+	root.SetArgs([]string{"--database-url", dsn, "--log-level", "error", "serve", "--demo", "--addr", "127.0.0.1:0"})
+	err := root.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "--token-pepper-file") ||
+		!strings.Contains(err.Error(), "PLATFORMAPI_TOKEN_PEPPER") {
+		t.Fatalf("serve --demo without a pepper: %v", err)
+	}
+	db, err := bunstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.NewRaw("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").Scan(context.Background(),
+		&tables); err != nil || tables != 0 {
+		t.Fatalf("the database was changed: %d tables (%v)", tables, err)
 	}
 }

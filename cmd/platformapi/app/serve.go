@@ -170,6 +170,11 @@ func (m *Main) runFeed(ctx context.Context, run func(context.Context)) {
 // up the demo world, starts the worker and the idempotency-key sweep, and
 // serves HTTP on o.Addr (and /metrics on o.MetricsAddr) until ctx ends.
 func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
+	if o.Demo && !m.pepper.Configured() { // before any change: the demo mints tokens and node keys
+		return errors.New("serve --demo needs the token pepper, and this database is not the private cluster " +
+			"(which makes one): give it with --token-pepper-file FILE or PLATFORMAPI_TOKEN_PEPPER (at least 16 " +
+			"characters, e.g. from `openssl rand -base64 32`); nothing was changed")
+	}
 	reg := m.newRegistry()
 	h, err := m.prepare(ctx, o, reg)
 	if err != nil {
