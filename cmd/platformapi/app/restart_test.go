@@ -42,8 +42,8 @@ func TestServe_KilledWhileProvisioning_OperationFinishesOnceAfterRestart(t *test
 	api.waitStatus(opPath, "running", 30*time.Second)
 	_ = first.Process.Kill() // no shutdown: the job is left running in the queue
 	_, _ = first.Process.Wait()
-	time.Sleep(4 * time.Second) // longer than --job-rescue-after: the job is presumed lost
-	// The second finds the job stuck with its dead server and runs it again.
+	// The second finds the job stuck with its dead server (older than its
+	// --job-rescue-after at one of its rescuer's rounds) and runs it again.
 	startServer(t, bin, c.dsn, addr, "--provision-delay", "200ms", "--job-timeout", "3s", "--job-rescue-after", "3s")
 	api.waitStatus(opPath, "succeeded", 90*time.Second)
 	if p := api.call("GET", "/projects/1", "", 200); p["status"] != "active" {
