@@ -3,9 +3,6 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -64,25 +61,5 @@ func TestProblems_BehindTheAPISwitch(t *testing.T) {
 	e := apitest.New(t, apitest.Options{Disabled: true})
 	if r := e.Do(http.MethodGet, "/api/v1/problems", "", nil); r.Status != http.StatusNotFound {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
-	}
-}
-
-// TestProblems_READMEListsEveryCode: the README's Errors table names every
-// code of the catalogue, with its status.
-func TestProblems_READMEListsEveryCode(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(raw), "\n## Errors\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	for _, c := range resources.Problems() {
-		status := c.Kind
-		if c.Status != 0 {
-			status = strconv.Itoa(c.Status)
-		}
-		if !strings.Contains(section, "| `"+c.Code+"` | "+status+" |") {
-			t.Errorf("README, Errors: no row for %s (%s)", c.Code, status)
-		}
 	}
 }
