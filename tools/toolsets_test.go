@@ -23,8 +23,10 @@ func TestMCP_ToolsList_WithinTokenBudget(t *testing.T) {
 		t.Fatalf("tools/list: %d %s / %d %s", all.status, all.body, ai.status, ai.body)
 	}
 	allTok, aiTok := api.EstimateTokens(len(all.result)), api.EstimateTokens(len(ai.result))
+	allTools, aiTools := toolNames(t, all.result), toolNames(t, ai.result)
 	t.Logf("tools/list: every scope %d tools, %d bytes, %d estimated tokens; ai-read-global %d tools, %d estimated tokens",
-		len(toolNames(t, all.result)), len(all.result), allTok, len(toolNames(t, ai.result)), aiTok)
+		len(allTools), len(all.result), allTok, len(aiTools), aiTok)
+	syncMCPReadme(t, e, allTools, mcpFigures(len(allTools), allTok, len(aiTools), aiTok))
 	if allTok > 15_000 {
 		t.Fatalf("tools/list for every scope is %d estimated tokens, over 15,000", allTok)
 	}
