@@ -20,6 +20,10 @@ const (
 	CodeReleaseRejected = "release_rejected" // a person rejected the prod promotion
 )
 
+// CodeRequestCancelled answers an MCP tool call its own client cancelled
+// (status 499, "client closed request").
+const CodeRequestCancelled = "request_cancelled"
+
 // CodeResultTooLarge is answered to an MCP tool call whose result would pass
 // its token budget; ask for fewer members or fewer items.
 const CodeResultTooLarge = "result_too_large"
@@ -88,6 +92,8 @@ func requestProblems() []ProblemCode {
 			"the record over REST."),
 		p("unsupported_media_type", 415, "The body's Content-Type is not one the operation accepts (see Accept-Post "+
 			"or Accept-Patch)."),
+		p(CodeRequestCancelled, 499, "MCP: the client cancelled the call (notifications/cancelled); it was "+
+			"stopped and nothing more was done for it."),
 		p(CodeRateLimited, 429, "The token's budget is spent: at most 600 units, refilled at 10 a second (an MCP "+
 			"tool call costs 2, any other MCP message 1); wait retry_after_seconds.").retry(),
 		p(CodeIdempotencyInProgress, 429, "A request with this Idempotency-Key is still running; retry after "+

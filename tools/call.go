@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"platformapi/api"
+	"platformapi/resources"
 )
 
 // handler answers a tools/call of spec by serving the equivalent GET through
@@ -41,6 +42,9 @@ func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
 			budget = api.DefaultPageBudget
 		}
 		rec, err := m.serveInner(api.WithResultBudget(ctx, budget), spec.tool.Name, target)
+		if ctx.Err() != nil { // the client cancelled the call: not a fault of ours
+			return m.errorResult(ctx, spec, cancelled()), nil
+		}
 		if err != nil {
 			return m.errorResult(ctx, spec, err), nil
 		}
@@ -49,6 +53,12 @@ func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
 		}
 		return m.toolResult(spec, rec), nil
 	}
+}
+
+// cancelled is the answer to a call its client cancelled.
+func cancelled() error {
+	return &api.Problem{Status: api.StatusClientClosed, Code: resources.CodeRequestCancelled,
+		Detail: "the client cancelled this call (notifications/cancelled); nothing more was done for it"}
 }
 
 // serveInner serves GET target through the root router and records the

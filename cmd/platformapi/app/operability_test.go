@@ -88,7 +88,7 @@ func TestServeDemo_ExternalDatabaseWithoutPepper_RefusedBeforeAnyChange(t *testi
 	}
 	defer db.Close()
 	var rows int // the test database is migrated already: nothing may be written into it
-	if err := db.NewRaw("SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM audit_events) + " +
+	if err := db.NewRaw("SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM audit_events) + "+
 		"(SELECT count(*) FROM ai_nodes)").Scan(context.Background(), &rows); err != nil || rows != 0 {
 		t.Fatalf("the database was changed: %d rows (%v)", rows, err)
 	}
