@@ -16,6 +16,7 @@ import (
 	"platformapi/api"
 	"platformapi/api/apitest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 const verifyPath = resources.GatewayVerifyPath
@@ -242,7 +243,7 @@ func TestGatewayVerify_LastUsedAt_WrittenByTheFlushWithoutAuditOrUpdate(t *testi
 		t.Fatalf("verify: %d", r.Status)
 	}
 	var read map[string]any
-	eventually(t, "last_used_at written", func() bool {
+	testkit.Eventually(t, 0, "last_used_at written", func() bool {
 		read = e.Do("GET", path, tok, nil).JSON(t)
 		return read["last_used_at"] != nil
 	})
@@ -320,14 +321,14 @@ func TestGatewayVerify_WithoutChangeFeed_ReloadEveryRecheckAndOnResync(t *testin
 				}
 				e.Server.Resync()
 			}
-			eventually(t, "the created key opens", func() bool { return status() == http.StatusOK })
+			testkit.Eventually(t, 0, "the created key opens", func() bool { return status() == http.StatusOK })
 			if r := e.Do("DELETE", "/api/v1/ai/gateway/keys/"+k["id"].(string), tok, nil); r.Status != 204 {
 				t.Fatalf("revoke: %d", r.Status)
 			}
 			if c.resync {
 				e.Server.Resync()
 			}
-			eventually(t, "the revoked key is refused", func() bool { return status() == http.StatusUnauthorized })
+			testkit.Eventually(t, 0, "the revoked key is refused", func() bool { return status() == http.StatusUnauthorized })
 		})
 	}
 }

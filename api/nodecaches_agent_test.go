@@ -12,13 +12,14 @@ import (
 	"platformapi/api/apitest"
 	"platformapi/resources"
 	"platformapi/resources/nodeagent"
+	"platformapi/resources/testkit"
 )
 
 // failedCopy starts a copy onto host and waits for it to fail with code;
 // no cache is left and the model is where it was.
 func failedCopy(t *testing.T, e *apitest.Env, tok, host, model, code string) map[string]any {
 	t.Helper()
-	op := pollOperation(t, e, tok, copyToNode(t, e, tok, host, model)["id"].(string), "failed")
+	op := apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, host, model)["id"].(string), "failed")
 	if er, _ := op["error"].(map[string]any); er["code"] != code || er["detail"] == "" {
 		t.Fatalf("error %v, want %s", op["error"], code)
 	}
@@ -127,7 +128,7 @@ func TestNodeCaches_Copy_ThrottledAgent_ProgressInBytesWhileRunning(t *testing.T
 	op := copyToNode(t, e, tok, "gpu-01", model)
 	total := float64(modelBytes("org/model"))
 	var seen map[string]any
-	eventually(t, "a running copy reports its bytes", func() bool {
+	testkit.Eventually(t, 0, "a running copy reports its bytes", func() bool {
 		seen = e.Do("GET", "/api/v1/operations/"+op["id"].(string), tok, nil).JSON(t)
 		p, _ := seen["progress"].(map[string]any)
 		return seen["status"] == "running" && p != nil && p["bytes_done"].(float64) > 0 &&
@@ -137,7 +138,7 @@ func TestNodeCaches_Copy_ThrottledAgent_ProgressInBytesWhileRunning(t *testing.T
 	if item["status"] != "copying" || item["operation_id"] != op["id"] {
 		t.Fatalf("the copying cache does not name its operation: %v", item)
 	}
-	pollOperation(t, e, tok, op["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	assertCopied(t, agents["gpu-01"], "org/model")
 	item = e.Do("GET", "/api/v1/node-caches?hostname=gpu-01", tok, nil).JSON(t)["items"].([]any)[0].(map[string]any)
 	if item["status"] != "ready" || item["operation_id"] != nil {
@@ -148,11 +149,11 @@ func TestNodeCaches_Copy_ThrottledAgent_ProgressInBytesWhileRunning(t *testing.T
 func TestNodeCaches_Reconcile_DeletedByHandBecomesMissingThenCopiedAgain(t *testing.T) {
 	e, tok, agents := agentEnv(t, apitest.Options{ReconcileInterval: 100e6}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
-	pollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
 	if err := os.RemoveAll(filepath.Join(agents["gpu-01"].CacheRoot, "org/model")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the cache deleted by hand turns missing", func() bool {
+	testkit.Eventually(t, 0, "the cache deleted by hand turns missing", func() bool {
 		items := e.Do("GET", "/api/v1/node-caches?hostname=gpu-01", tok, nil).JSON(t)["items"].([]any)
 		return len(items) == 1 && items[0].(map[string]any)["status"] == "missing"
 	})
@@ -162,7 +163,7 @@ func TestNodeCaches_Reconcile_DeletedByHandBecomesMissingThenCopiedAgain(t *test
 	if ev, _ := auditItems(t, e, tok, "?action=node_cache.missing"); len(ev) != 1 || ev[0]["actor"] != "system" {
 		t.Fatalf("events: %v", ev)
 	}
-	pollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
 	assertCopied(t, agents["gpu-01"], "org/model")
 	if ready, loc := modelPlacement(t, e, model); !ready || *loc != "both" {
 		t.Fatalf("model copied again: %v %v", ready, *loc)
@@ -178,7 +179,7 @@ func TestNodeCaches_Reconcile_VerifiedCacheOnDiskAdopted(t *testing.T) {
 	if _, err := c.Copy(context.Background(), ep, "org/model", "models/org/model"); err != nil {
 		t.Fatal(err) // copied behind the database's back, as an operator's script might
 	}
-	eventually(t, "the cache on disk is adopted", func() bool {
+	testkit.Eventually(t, 0, "the cache on disk is adopted", func() bool {
 		items := e.Do("GET", "/api/v1/node-caches?hostname=gpu-02", tok, nil).JSON(t)["items"].([]any)
 		return len(items) == 1 && items[0].(map[string]any)["status"] == "ready"
 	})
@@ -205,7 +206,7 @@ func TestAINodes_CacheFileSystemBytesFromTheAgent_NullWithoutOne(t *testing.T) {
 		t.Fatalf("a node without an agent: %v", vm)
 	}
 	agents["gpu-02"].HTTP.Close()
-	eventually(t, "an agent that stopped answering reads as null", func() bool {
+	testkit.Eventually(t, 0, "an agent that stopped answering reads as null", func() bool {
 		n := e.Do("GET", "/api/v1/ai/nodes/gpu-02", tok, nil).JSON(t)
 		return n["cache_fs_free_bytes"] == nil && n["agent_url"] != nil
 	})

@@ -112,7 +112,7 @@ func TestNodeCaches_Copy_PutToSucceededOperation_CacheReadyModelOfflineReadyBoth
 	if tgt := op["target"].(map[string]any); tgt["type"] != "node_cache" || tgt["id"] != "gpu-01/"+model {
 		t.Fatalf("target: %v", tgt)
 	}
-	done := pollOperation(t, e, tok, op["id"].(string), "succeeded")
+	done := apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	if res := done["result"].(map[string]any); res["status"] != "ready" || res["already_ready"] != false {
 		t.Fatalf("result: %v", res)
 	}
@@ -161,7 +161,7 @@ func TestNodeCaches_Copy_IdempotentRetriesStartNoSecondCopy(t *testing.T) {
 	if again.Status != 202 || again.JSON(t)["id"] != first["id"] || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay: %d %s", again.Status, again.Body)
 	}
-	pollOperation(t, e, tok, first["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, first["id"].(string), "succeeded")
 	if ops, jobs := count(t, e, "SELECT count(*) FROM operations WHERE kind = 'node_cache_copy'"),
 		count(t, e, "SELECT count(*) FROM river_job WHERE kind = 'node_cache_copy'"); ops != 1 || jobs != 1 {
 		t.Fatalf("operations %d, jobs %d", ops, jobs)
@@ -181,7 +181,7 @@ func TestNodeCaches_Delete_RemovesTheWeightsOnTheNodeAndRecomputesModelPlacement
 	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
 	for _, host := range []string{"gpu-01", "gpu-02"} {
-		pollOperation(t, e, tok, copyToNode(t, e, tok, host, model)["id"].(string), "succeeded")
+		apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, host, model)["id"].(string), "succeeded")
 	}
 	noDestroy := e.Token(resources.PermAIWrite)
 	assertProblem(t, e.Do("DELETE", "/api/v1/node-caches/gpu-01/"+model, noDestroy, nil), 403, "destroy_not_allowed")
@@ -191,7 +191,7 @@ func TestNodeCaches_Delete_RemovesTheWeightsOnTheNodeAndRecomputesModelPlacement
 		if r.Status != 202 || op["kind"] != "node_cache_remove" || r.Header.Get("Location") != "/api/v1/operations/"+op["id"].(string) {
 			t.Fatalf("delete %s: %d %s", host, r.Status, r.Body)
 		}
-		pollOperation(t, e, tok, op["id"].(string), "succeeded")
+		apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 		if _, err := os.Stat(filepath.Join(agents[host].CacheRoot, "org/model")); !os.IsNotExist(err) {
 			t.Fatalf("the weights are still on %s: %v", host, err)
 		}
@@ -214,7 +214,7 @@ func TestNodeCaches_LocalOnlyModel_LocationLocalThenNowhere(t *testing.T) {
 	model := cacheModel(t, e, "org/local", false)
 	aiNodeSQL(t, e, "INSERT INTO node_caches (hostname, model_id, status) VALUES ('gpu-01', ?, 'ready')", parseInt(t, model))
 	op := e.Do("DELETE", "/api/v1/node-caches/gpu-01/"+model, tok, nil).JSON(t)
-	pollOperation(t, e, tok, op["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	if ready, loc := modelPlacement(t, e, model); ready || loc != nil {
 		t.Fatalf("no copy anywhere: %v %v", ready, loc)
 	}

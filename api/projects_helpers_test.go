@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
@@ -53,32 +52,6 @@ func createProject(t *testing.T, e *apitest.Env, tok string, body map[string]any
 	return target["id"].(string), op
 }
 
-// waitOperation polls GET /operations/{id} until the operation has the
-// status (at most 10 s); it fails at once when the operation finished with
-// another status.
-func waitOperation(t *testing.T, e *apitest.Env, tok, opID, status string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	var last map[string]any
-	for {
-		r := e.Do("GET", "/api/v1/operations/"+opID, tok, nil)
-		if r.Status != 200 {
-			t.Fatalf("poll %s: %d %s", opID, r.Status, r.Body)
-		}
-		last = r.JSON(t)
-		switch st, _ := last["status"].(string); {
-		case st == status:
-			return last
-		case resources.Finished(st):
-			t.Fatalf("operation %s ended %s, want %s: %v", opID, st, status, last)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operation %s still %v after 10 s, want %s: %v", opID, last["status"], status, last)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // activeProject creates the customer (when customerID is "") and a project
 // of it, and waits until the project is active; it returns the project id
 // and the customer id.
@@ -92,7 +65,7 @@ func activeProject(t *testing.T, e *apitest.Env, tok, customerID string, body ma
 	}
 	body["customer_id"] = customerID
 	pid, op := createProject(t, e, tok, body)
-	waitOperation(t, e, tok, op["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	return pid, customerID
 }
 
@@ -129,7 +102,7 @@ func acceptedPromotion(t *testing.T, r *apitest.Response) map[string]any {
 func deployed(t *testing.T, e *apitest.Env, tok, pid, component, env, version string) map[string]any {
 	t.Helper()
 	op := acceptedPromotion(t, postPromotion(e, tok, pid, promotion(component, env, version)))
-	return waitOperation(t, e, tok, op["id"].(string), "succeeded")
+	return apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 }
 
 // releaseID is the numeric id of an operation "release:<id>".

@@ -67,7 +67,7 @@ func TestProjects_Create_202ProvisionOperationWithLocation_ThenSucceededAndActiv
 		t.Fatalf("first status %s", st)
 	}
 	pid := target["id"].(string)
-	done := waitOperation(t, e, tok, id, "succeeded")
+	done := apitest.PollOperation(t, e, tok, id, "succeeded")
 	if done["finished_at"] == nil || done["error"] != nil || done["id"] != id || done["kind"] != "project_provision" {
 		t.Fatalf("finished operation: %v", done)
 	}
@@ -225,7 +225,7 @@ func TestProjects_Create_IdempotentReplay_SameOperationOneProject(t *testing.T) 
 	}
 	assertProblem(t, e.Do("POST", "/api/v1/projects", tok, shop(cid, "name", "Other shop"), "Idempotency-Key", "project-1"),
 		409, "idempotency_key_reused")
-	waitOperation(t, e, tok, first.JSON(t)["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, first.JSON(t)["id"].(string), "succeeded")
 	if n := count(t, e, "SELECT count(*) FROM projects"); n != 1 {
 		t.Fatalf("projects: %d", n)
 	}

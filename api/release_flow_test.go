@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
@@ -15,22 +14,6 @@ func releaseEnv(t *testing.T) (*apitest.Env, string) {
 	return e, e.TokenFor(apitest.AdminEmail, resources.NewToken{Name: "release", AllowDestroy: true, Scopes: []string{
 		resources.PermTenancyWrite, resources.PermProjectsWrite, resources.PermProjectsRead,
 		resources.PermReleasesWrite, resources.PermReleasesRead, resources.PermAuditRead}})
-}
-
-// pollOperation polls GET /operations/{id} until it reaches want (10 s at most).
-func pollOperation(t *testing.T, e *apitest.Env, tok, id, want string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		op := e.Do("GET", "/api/v1/operations/"+id, tok, nil).JSON(t)
-		if op["status"] == want {
-			return op
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operation %s is %v, want %s: %v", id, op["status"], want, op)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func promote(t *testing.T, e *apitest.Env, tok, project string, body map[string]any, headers ...string) map[string]any {
@@ -51,7 +34,7 @@ func shopProject(t *testing.T, e *apitest.Env, tok string) string {
 	if r.Status != 202 {
 		t.Fatalf("project: %d %s\n%s", r.Status, r.Body, e.LogText())
 	}
-	op := pollOperation(t, e, tok, r.JSON(t)["id"].(string), "succeeded")
+	op := apitest.PollOperation(t, e, tok, r.JSON(t)["id"].(string), "succeeded")
 	return op["target"].(map[string]any)["id"].(string)
 }
 
@@ -62,9 +45,9 @@ func TestReleases_WholePath_DevUATProdApprovedAndStateShowsAllThree(t *testing.T
 		t.Fatalf("project after provisioning: %v", p)
 	}
 	dev := promote(t, e, tok, pid, map[string]any{"component": "app-api", "target_env": "dev", "version": "1.4.0"})
-	pollOperation(t, e, tok, dev["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, dev["id"].(string), "succeeded")
 	uat := promote(t, e, tok, pid, map[string]any{"component": "app-api", "target_env": "uat"})
-	if done := pollOperation(t, e, tok, uat["id"].(string), "succeeded"); done["result"].(map[string]any)["version"] != "1.4.0" {
+	if done := apitest.PollOperation(t, e, tok, uat["id"].(string), "succeeded"); done["result"].(map[string]any)["version"] != "1.4.0" {
 		t.Fatalf("uat took %v", done["result"])
 	}
 	prod := promote(t, e, tok, pid, map[string]any{"component": "app-api", "target_env": "prod", "version": "1.4.0"})
@@ -79,7 +62,7 @@ func TestReleases_WholePath_DevUATProdApprovedAndStateShowsAllThree(t *testing.T
 	if r, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, id, "hotfix verified in uat"); err != nil || r.Status != "pending" {
 		t.Fatalf("approval with a note: %v %v", r, err)
 	}
-	pollOperation(t, e, tok, prod["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, prod["id"].(string), "succeeded")
 	st := e.Do("GET", "/api/v1/projects/"+pid+"/release-state", tok, nil).JSON(t)
 	envs := st["environments"].(map[string]any)
 	for _, env := range []string{"dev", "uat", "prod"} {
@@ -119,7 +102,7 @@ func TestReleases_IdempotentPromotionRetries_NeverBookASecondDeployment(t *testi
 	if first["id"] != again["id"] {
 		t.Fatalf("retries answered different operations: %v %v", first["id"], again["id"])
 	}
-	pollOperation(t, e, tok, first["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, first["id"].(string), "succeeded")
 	e.Pipeline.Wait()
 	if n := count(t, e, "SELECT count(*) FROM release_operations"); n != 1 {
 		t.Fatalf("release operations booked: %d", n)

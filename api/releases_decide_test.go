@@ -7,6 +7,7 @@ import (
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 func TestReleases_ProdPromotion_RejectedEndsFailedWithTheReason(t *testing.T) {
@@ -24,7 +25,7 @@ func TestReleases_ProdPromotion_RejectedEndsFailedWithTheReason(t *testing.T) {
 	if err != nil || r.Status != resources.OpFailed {
 		t.Fatalf("reject: %v %v", r, err)
 	}
-	done := waitOperation(t, e, tok, op["id"].(string), "failed")
+	done := apitest.PollOperation(t, e, tok, op["id"].(string), "failed")
 	if oe := done["error"].(map[string]any); oe["code"] != "release_rejected" || oe["detail"] != "not during the sale" || done["finished_at"] == nil {
 		t.Fatalf("operation: %v", done)
 	}
@@ -69,7 +70,7 @@ func TestReleases_ProdApproval_RequesterNeedsANoteAnotherPersonDoesNot(t *testin
 	if err != nil || r.Status != resources.OpPending {
 		t.Fatalf("another person without a note: %v %v", r, err)
 	}
-	done := waitOperation(t, e, tok, op["id"].(string), "succeeded")
+	done := apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	if done["result"].(map[string]any)["version"] != "1.0.0" {
 		t.Fatalf("prod: %v", done)
 	}
@@ -102,7 +103,7 @@ func TestReleases_ProdApproval_RequesterNeedsANoteAnotherPersonDoesNot(t *testin
 	if _, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, id, "checked the diff"); err != nil {
 		t.Fatalf("the minter with a note: %v", err)
 	}
-	waitOperation(t, e, tok, op["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 }
 
 func TestReleases_PipelineFailure_PromotionEndsFailed(t *testing.T) {
@@ -110,7 +111,7 @@ func TestReleases_PipelineFailure_PromotionEndsFailed(t *testing.T) {
 	pid, _ := activeProject(t, e, tok, "", nil)
 	e.Pipeline.FailNext(1)
 	op := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("www", "dev", "3.0.0")))
-	done := waitOperation(t, e, tok, op["id"].(string), "failed")
+	done := apitest.PollOperation(t, e, tok, op["id"].(string), "failed")
 	if oe := done["error"].(map[string]any); oe["code"] != "pipeline_failed" || !strings.Contains(oe["detail"].(string), "simulated") ||
 		done["finished_at"] == nil || done["result"] != nil {
 		t.Fatalf("failed operation: %v", done)
@@ -130,7 +131,7 @@ func TestReleases_PipelineUnavailable_PromotionStaysOpenThenSucceeds(t *testing.
 	pid, _ := activeProject(t, e, tok, "", nil)
 	e.Pipeline.SetUnavailable(true)
 	op := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("app-api", "dev", "4.0.0")))
-	eventually(t, "the dispatch failed once", func() bool {
+	testkit.Eventually(t, 0, "the dispatch failed once", func() bool {
 		return count(t, e, "SELECT count(*) FROM river_job WHERE kind = 'release_promotion' AND cardinality(errors) > 0") > 0
 	})
 	got := e.Do("GET", "/api/v1/operations/"+op["id"].(string), tok, nil).JSON(t)
@@ -141,7 +142,7 @@ func TestReleases_PipelineUnavailable_PromotionStaysOpenThenSucceeds(t *testing.
 		t.Fatalf("runs while unavailable: %d", n)
 	}
 	e.Pipeline.SetUnavailable(false)
-	waitOperation(t, e, tok, op["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	if runs := e.Pipeline.Runs(); len(runs) != 1 || runs[0].Dispatch.Version != "4.0.0" {
 		t.Fatalf("runs: %v", runs)
 	}
@@ -160,7 +161,7 @@ func TestReleases_EveryWrite_AuditEventWithActorAuthKindTokenAndRequestID(t *tes
 		}
 	}
 	dev := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("app-api", "dev", "1.0.0"), "X-Request-ID", "promote-dev"))
-	waitOperation(t, e, tok, dev["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, dev["id"].(string), "succeeded")
 	devID := formatInt(releaseID(t, dev))
 	items, _ := auditItems(t, e, tok, "?entity_type=release_operation&entity_id="+devID)
 	if len(items) != 2 {
@@ -195,7 +196,7 @@ func TestReleases_EveryWrite_AuditEventWithActorAuthKindTokenAndRequestID(t *tes
 	if _, err := e.Store.ApproveRelease(context.Background(), otherAdmin, releaseID(t, prod), "ok"); err != nil {
 		t.Fatal(err)
 	}
-	waitOperation(t, e, tok, prod["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, prod["id"].(string), "succeeded")
 	items, _ = auditItems(t, e, tok, "?entity_type=release_operation&entity_id="+prodID)
 	if len(items) != 3 {
 		t.Fatalf("prod events: %v", items)
@@ -269,7 +270,7 @@ func TestReleases_DeployReport_EndsOnlyADispatchedPromotionAndRepeatsChangeNothi
 	if err := e.Store.ReportDeploy(ctx, report); err != nil {
 		t.Fatal(err)
 	}
-	waitOperation(t, e, tok, dev["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, dev["id"].(string), "succeeded")
 	d := e.Do("GET", "/api/v1/projects/"+pid+"/release-state", tok, nil).JSON(t)["environments"].(map[string]any)["dev"].(map[string]any)["www"].(map[string]any)
 	if d["version"] != "5.0.0" || d["reported_by"] != "pipeline:manual-3" || d["reported_at"] == nil {
 		t.Fatalf("dev www: %v", d)
@@ -292,7 +293,7 @@ func TestReleases_DeployReport_EndsOnlyADispatchedPromotionAndRepeatsChangeNothi
 		Component: "www", Version: "5.0.1", By: "pipeline:manual-5"}); err != nil {
 		t.Fatal(err)
 	}
-	done := waitOperation(t, e, tok, failing["id"].(string), "failed")
+	done := apitest.PollOperation(t, e, tok, failing["id"].(string), "failed")
 	if oe := done["error"].(map[string]any); oe["code"] != "pipeline_failed" || oe["detail"] == "" {
 		t.Fatalf("failed: %v", done)
 	}

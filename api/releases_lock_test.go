@@ -111,7 +111,7 @@ func TestReleases_ProdLock_LockedRefusesDataCopyIntoProdButNotPromotion(t *testi
 	if _, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, releaseID(t, op), "locked data, code goes"); err != nil {
 		t.Fatal(err)
 	}
-	waitOperation(t, e, tok, op["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	if n := count(t, e, "SELECT count(*) FROM release_operations WHERE kind = 'data_copy' AND target_env = 'prod'"); n != 0 {
 		t.Fatalf("copies into prod booked: %d", n)
 	}
@@ -135,7 +135,7 @@ func TestReleases_List_NewestFirstFiltersDataCopiesIncluded(t *testing.T) {
 	}
 	e.Pipeline.FailNext(1)
 	failed := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("www", "dev", "2.1.0"))) // 6
-	waitOperation(t, e, tok, failed["id"].(string), "failed")
+	apitest.PollOperation(t, e, tok, failed["id"].(string), "failed")
 	ids := func(items []map[string]any) string {
 		var out []string
 		for _, it := range items {

@@ -3,7 +3,6 @@ package api_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"platformapi/api/apitest"
 )
@@ -34,18 +33,6 @@ func releaseItems(t *testing.T, e *apitest.Env, tok, pid, query string) ([]map[s
 		out = append(out, it.(map[string]any))
 	}
 	return out, m["next_cursor"]
-}
-
-// eventually polls cond (at most 10 s) until it holds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // inUAT deploys app-api version v through dev to uat.
@@ -149,7 +136,7 @@ func TestReleases_Promotion_SameKeyOtherRequest_409IdempotencyKeyReused(t *testi
 	if again.Status != 202 || again.Header.Get("Idempotent-Replayed") != "true" || again.JSON(t)["id"] != first["id"] {
 		t.Fatalf("replay: %d %v %s", again.Status, again.Header, again.Body)
 	}
-	waitOperation(t, e, tok, first["id"].(string), "succeeded")
+	apitest.PollOperation(t, e, tok, first["id"].(string), "succeeded")
 	if n := count(t, e, "SELECT count(*) FROM release_operations"); n != 1 {
 		t.Fatalf("release operations: %d", n)
 	}
@@ -231,7 +218,7 @@ func TestReleases_Promotion_VersionNotAtSource_422(t *testing.T) {
 	// A dev promotion that failed is not what dev runs.
 	e.Pipeline.FailNext(1)
 	failed := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("app-api", "dev", "2.0.0")))
-	waitOperation(t, e, tok, failed["id"].(string), "failed")
+	apitest.PollOperation(t, e, tok, failed["id"].(string), "failed")
 	assertProblem(t, postPromotion(e, tok, pid, promotion("app-api", "uat", "2.0.0")), 422, "version_not_at_source")
 	if n := count(t, e, "SELECT count(*) FROM release_operations WHERE target_env <> 'dev'"); n != 0 {
 		t.Fatalf("refused promotions were booked: %d", n)

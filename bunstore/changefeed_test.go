@@ -1,11 +1,9 @@
 package bunstore_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"platformapi/bunstore"
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // eventSink records what a change feed delivers, in order.
@@ -37,27 +36,9 @@ func (s *eventSink) next(t *testing.T, want string) {
 	}
 }
 
-// lockedBuffer is a log destination safe for the feed's goroutine.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runFeed opens a connection pool on dsn (a replica) and runs its change
 // feed into a new sink until the test ends; it returns once the feed listens.
-func runFeed(t *testing.T, dsn string, log *lockedBuffer) (*bunstore.ChangeFeed, *eventSink, *bun.DB) {
+func runFeed(t *testing.T, dsn string, log *testkit.LockedBuffer) (*bunstore.ChangeFeed, *eventSink, *bun.DB) {
 	t.Helper()
 	db, err := bunstore.Open(t.Context(), dsn)
 	if err != nil {
@@ -83,8 +64,8 @@ func runFeed(t *testing.T, dsn string, log *lockedBuffer) (*bunstore.ChangeFeed,
 
 func TestChangeFeed_OtherReplicaReceivesPublishedChange(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	a, sinkA, _ := runFeed(t, dsn, &lockedBuffer{})
-	_, sinkB, _ := runFeed(t, dsn, &lockedBuffer{})
+	a, sinkA, _ := runFeed(t, dsn, &testkit.LockedBuffer{})
+	_, sinkB, _ := runFeed(t, dsn, &testkit.LockedBuffer{})
 	for _, c := range []resources.Change{
 		resources.TokenChanged(7),
 		resources.PrincipalChanged(resources.PrincipalUser, 3),
@@ -99,7 +80,7 @@ func TestChangeFeed_OtherReplicaReceivesPublishedChange(t *testing.T) {
 
 func TestChangeFeed_LostConnectionFallsBackAndResyncsWhenBack(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	log := &lockedBuffer{}
+	log := &testkit.LockedBuffer{}
 	a, sinkA, db := runFeed(t, dsn, log)
 	var killed int
 	err := db.NewRaw("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "+
@@ -121,7 +102,7 @@ func TestChangeFeed_LostConnectionFallsBackAndResyncsWhenBack(t *testing.T) {
 
 func TestChangeFeed_MalformedNotificationResyncs(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	_, sink, db := runFeed(t, dsn, &lockedBuffer{})
+	_, sink, db := runFeed(t, dsn, &testkit.LockedBuffer{})
 	for _, payload := range []string{"not json", `{"token_id":4}`} {
 		if _, err := db.ExecContext(context.Background(), "SELECT pg_notify(?, ?)",
 			bunstore.ChangeChannel, payload); err != nil {

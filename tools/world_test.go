@@ -8,9 +8,9 @@ import (
 	"image/png"
 	"net/http"
 	"testing"
-	"time"
 
 	"platformapi/api"
+	"platformapi/api/apitest"
 	"platformapi/resources"
 )
 
@@ -36,7 +36,7 @@ func populate(t *testing.T, e *env) string {
 	post("/users", `{"email":"ops@example.test","display_name":"Ops","roles":[]}`, 201)
 	op := post("/projects", `{"customer_id":"1","short_name":"SHOP","name":"Web shop","kind":"cluster",`+
 		`"components":["www","app-api"]}`, 202)
-	waitOp(t, e, tok, op["id"].(string))
+	apitest.PollOperation(t, e.api, tok, op["id"].(string), "succeeded")
 	post("/projects/1/release-promotions", `{"component":"www","target_env":"dev","version":"1.2.3"}`, 202)
 	post("/ai/gateway/keys", `{"name":"ci","tier":"code"}`, 201)
 	post("/ai/models", `{"repo":"Qwen/Qwen3-Coder-30B","gateway_tier":"code","benchmarks":{"humaneval":91.2,"grade":"A"}}`, 201)
@@ -62,19 +62,6 @@ func populate(t *testing.T, e *env) string {
 		t.Fatal(err)
 	}
 	return tok
-}
-
-// waitOp polls an operation until it succeeds.
-func waitOp(t *testing.T, e *env, tok, id string) {
-	t.Helper()
-	auth := map[string]string{"Authorization": "Bearer " + tok}
-	deadline := time.Now().Add(15 * time.Second)
-	for e.do(http.MethodGet, api.Prefix+"/operations/"+id, auth, "").json(t)["status"] != "succeeded" {
-		if time.Now().After(deadline) {
-			t.Fatalf("operation %s never succeeded", id)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // toolArgs are the arguments each tool is called with on the populated

@@ -32,6 +32,7 @@ import (
 	"platformapi/resources/monitoringsim"
 	"platformapi/resources/nodeagent"
 	"platformapi/resources/pipelinesim"
+	"platformapi/resources/testkit"
 )
 
 // AdminEmail is the administrator every Env starts with.
@@ -60,7 +61,6 @@ type Env struct {
 	Server   *api.Server
 	HTTP     *httptest.Server
 	Clock    *Clock
-	Logs     *bytes.Buffer        // everything the server logged; read with LogText
 	Lookups  *CountingCredentials // the real store, counting token lookups
 	VCS      *codehostsim.Sim     // the simulated code host, with fault injection
 	Pipeline *pipelinesim.Sim     // the simulated release pipeline, reporting to the store
@@ -72,7 +72,7 @@ type Env struct {
 	// StoreRoot is the central model store every agent of the Env reads
 	// (write central copies with nodeagent.WriteCentralCopy).
 	StoreRoot string
-	logs      *lockedWriter
+	logs      *testkit.LockedBuffer // everything the server logged; read with LogText
 }
 
 // Options adjust an Env; zero values take the defaults.
@@ -160,7 +160,8 @@ func New(t testing.TB, o Options) *Env {
 	}
 	e.Store, e.Portal = st, bunstore.TokenMinter{Store: st, Pepper: pepper}
 	e.Fleet, e.StoreRoot = nodeagent.NewFleet(st, nodeagent.NewClient(nil), pepper), t.TempDir()
-	e.Clock, e.Logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &bytes.Buffer{}, codehostsim.New(), monitoringsim.New()
+	e.Clock, e.logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &testkit.LockedBuffer{}, codehostsim.New(),
+		monitoringsim.New()
 	st.SetClock(e.Clock.Now)
 	if _, err := e.Portal.CreateUser(ctx, "", resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
 		t.Fatal(err)
@@ -177,7 +178,6 @@ func New(t testing.TB, o Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.logs = &lockedWriter{w: e.Logs}
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: o.LogLevel}))
 	e.Lookups = &CountingCredentials{Credentials: st}
 	e.Metrics = prometheus.NewRegistry()
@@ -301,9 +301,7 @@ func (e *Env) InstallLicence(p resources.LicencePayload) {
 
 // LogText returns what the server logged so far.
 func (e *Env) LogText() string {
-	e.logs.mu.Lock()
-	defer e.logs.mu.Unlock()
-	return e.Logs.String()
+	return e.logs.String()
 }
 
 // Token mints a personal token for the administrator with the given scopes.
@@ -376,18 +374,6 @@ func (e *Env) Do(method, path, token string, body any, headers ...string) *Respo
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: raw}
 }
 
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-// Write appends p under the lock.
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // CountingCredentials counts the token lookups that reach the real store.
 type CountingCredentials struct {
 	resources.Credentials
@@ -402,3 +388,24 @@ func (c *CountingCredentials) CredentialByHash(ctx context.Context, hash []byte)
 
 // Count is how many lookups reached the store.
 func (c *CountingCredentials) Count() int64 { return c.n.Load() }
+
+// PollOperation polls GET /operations/{id} as tok until the operation has
+// status (at most 30 s) and returns it; it fails at once when the operation
+// finished with another status.
+func PollOperation(t testing.TB, e *Env, tok, id, status string) map[string]any {
+	t.Helper()
+	var last map[string]any
+	testkit.Eventually(t, 30*time.Second, "operation "+id+" "+status, func() bool {
+		r := e.Do(http.MethodGet, api.Prefix+"/operations/"+id, tok, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("poll %s: %d %s", id, r.Status, r.Body)
+		}
+		last = r.JSON(t)
+		st, _ := last["status"].(string)
+		if st != status && resources.Finished(st) {
+			t.Fatalf("operation %s ended %s, want %s: %v", id, st, status, last)
+		}
+		return st == status
+	})
+	return last
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/api/sharedcache/redistest"
+	"platformapi/resources/testkit"
 )
 
 // decisions reads the replica's rate-limit decisions by where and outcome.
@@ -38,7 +39,7 @@ func decisions(t *testing.T, r *replica) map[string]float64 {
 func TestShared_BusyToken_SpendsReservedUnitsAndAsksRedisLess(t *testing.T) {
 	srv := redistest.Start(t)
 	a := startReplica(t, srv.URL(), 600)
-	eventually(t, "the feed is healthy", a.Healthy)
+	testkit.Eventually(t, 0, "the feed is healthy", a.Healthy)
 	if refused := take(t, "token:busy", 200, a); refused != 0 {
 		t.Fatalf("200 of a budget of 600: %d refused", refused)
 	}
@@ -54,7 +55,7 @@ func TestShared_BusyToken_SpendsReservedUnitsAndAsksRedisLess(t *testing.T) {
 func TestShared_Reservations_NeverAdmitMoreThanTheSharedBudget(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := startReplica(t, srv.URL(), 600), startReplica(t, srv.URL(), 600)
-	eventually(t, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
+	testkit.Eventually(t, 0, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
 	start := time.Now()
 	refused := take(t, "token:shared", 1000, a, b)
 	allowed := 1000 - refused

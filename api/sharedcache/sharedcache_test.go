@@ -1,13 +1,11 @@
 package sharedcache_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +15,7 @@ import (
 	"platformapi/api/sharedcache"
 	"platformapi/api/sharedcache/redistest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // sink records what the feed delivered.
@@ -38,29 +37,16 @@ func (s *sink) got() ([]resources.Change, int) {
 	return append([]resources.Change(nil), s.changes...), s.resyncs
 }
 
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-func (w *syncBuffer) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.b.String() }
-
 // replica is one process's Shared with its sink and log, running its feed.
 type replica struct {
 	*sharedcache.Shared
 	sink *sink
-	log  *syncBuffer
+	log  *testkit.LockedBuffer
 }
 
 func startReplica(t *testing.T, url string, perMinute int) *replica {
 	t.Helper()
-	r := &replica{sink: &sink{}, log: &syncBuffer{}}
+	r := &replica{sink: &sink{}, log: &testkit.LockedBuffer{}}
 	var err error
 	r.Shared, err = sharedcache.New(sharedcache.Options{URL: url, PerMinute: perMinute,
 		Logger: slog.New(slog.NewJSONHandler(r.log, nil))})
@@ -72,17 +58,6 @@ func startReplica(t *testing.T, url string, perMinute int) *replica {
 	go func() { r.Run(ctx, r.sink); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; _ = r.Close() })
 	return r
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // take spends n units alternating between the replicas and counts refusals.
@@ -103,7 +78,7 @@ func take(t *testing.T, key string, n int, rs ...*replica) (refused int) {
 func TestShared_BudgetSharedByReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := startReplica(t, srv.URL(), 10), startReplica(t, srv.URL(), 10)
-	eventually(t, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
+	testkit.Eventually(t, 0, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
 	if refused := take(t, "token:1", 14, a, b); refused != 4 {
 		t.Fatalf("14 requests over two replicas against a budget of 10: %d refused, want 4", refused)
 	}
@@ -119,11 +94,11 @@ func TestShared_BudgetSharedByReplicas(t *testing.T) {
 func TestShared_Publish_ReachesEveryReplica(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := startReplica(t, srv.URL(), 10), startReplica(t, srv.URL(), 10)
-	eventually(t, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
+	testkit.Eventually(t, 0, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
 	change := resources.TokenChanged(42)
 	a.Publish(context.Background(), change)
-	eventually(t, "b received the change", func() bool { c, _ := b.sink.got(); return len(c) == 1 })
-	eventually(t, "a received it locally and from the feed", func() bool { c, _ := a.sink.got(); return len(c) == 2 })
+	testkit.Eventually(t, 0, "b received the change", func() bool { c, _ := b.sink.got(); return len(c) == 1 })
+	testkit.Eventually(t, 0, "a received it locally and from the feed", func() bool { c, _ := a.sink.got(); return len(c) == 2 })
 	got, _ := b.sink.got()
 	if d := cmp.Diff([]resources.Change{change}, got); d != "" {
 		t.Fatalf("delivered change (-want +got):\n%s", d)
@@ -133,11 +108,11 @@ func TestShared_Publish_ReachesEveryReplica(t *testing.T) {
 func TestShared_RedisDown_FallsBackThenRecoversAndResyncs(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := startReplica(t, srv.URL(), 10), startReplica(t, srv.URL(), 10)
-	eventually(t, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
+	testkit.Eventually(t, 0, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
 	_, resyncsBefore := a.sink.got()
 
 	srv.Stop()
-	eventually(t, "both replicas fall back", func() bool { return !a.Healthy() && !b.Healthy() })
+	testkit.Eventually(t, 0, "both replicas fall back", func() bool { return !a.Healthy() && !b.Healthy() })
 	// Each replica now keeps its own budget of 10: 14 requests over two pass.
 	if refused := take(t, "token:2", 14, a, b); refused != 0 {
 		t.Fatalf("in fallback each replica has its own budget: %d of 14 refused", refused)
@@ -145,7 +120,7 @@ func TestShared_RedisDown_FallsBackThenRecoversAndResyncs(t *testing.T) {
 	a.Publish(context.Background(), resources.TokenChanged(7)) // cannot reach b; logged, never fails
 
 	srv.Resume()
-	eventually(t, "both recover", func() bool { return a.Healthy() && b.Healthy() })
+	testkit.Eventually(t, 0, "both recover", func() bool { return a.Healthy() && b.Healthy() })
 	if _, resyncs := a.sink.got(); resyncs <= resyncsBefore {
 		t.Fatal("recovery did not resync the cache (events may have been missed)")
 	}
@@ -166,7 +141,7 @@ func TestShared_UnreachableAtStart_ServesLocally(t *testing.T) {
 	url := srv.URL()
 	srv.Stop()
 	a := startReplica(t, url, 10)
-	eventually(t, "the fallback is logged", func() bool {
+	testkit.Eventually(t, 0, "the fallback is logged", func() bool {
 		return strings.Contains(a.log.String(), "shared cache (Redis) unreachable")
 	})
 	if refused := take(t, "token:4", 11, a); refused != 1 {
@@ -185,7 +160,7 @@ func TestShared_Metrics_FallbackGaugeAndDecisions(t *testing.T) {
 	a := startReplica(t, srv.URL(), 10)
 	reg := prometheus.NewRegistry()
 	a.Register(reg)
-	eventually(t, "the feed is healthy", a.Healthy)
+	testkit.Eventually(t, 0, "the feed is healthy", a.Healthy)
 	take(t, "token:9", 1, a)
 	fallback := func() float64 {
 		mfs, err := reg.Gather()
@@ -204,7 +179,7 @@ func TestShared_Metrics_FallbackGaugeAndDecisions(t *testing.T) {
 		t.Fatalf("fallback gauge %v while healthy", v)
 	}
 	srv.Stop()
-	eventually(t, "the gauge shows the fallback", func() bool { return fallback() == 1 })
+	testkit.Eventually(t, 0, "the gauge shows the fallback", func() bool { return fallback() == 1 })
 	if n := testutil.CollectAndCount(reg, "platformapi_rate_limit_decisions_total"); n != 1 {
 		t.Fatalf("%d decision series, want 1 (shared, allowed)", n)
 	}
@@ -215,7 +190,7 @@ func TestShared_Metrics_FallbackGaugeAndDecisions(t *testing.T) {
 func TestShared_AuthFailureBudgetSharedByReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := startReplica(t, srv.URL(), 10), startReplica(t, srv.URL(), 10)
-	eventually(t, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
+	testkit.Eventually(t, 0, "both feeds are healthy", func() bool { return a.Healthy() && b.Healthy() })
 	fa, fb := a.AuthFailures(), b.AuthFailures()
 	refused := 0
 	for i := range api.AuthFailuresPerMinute + 10 {

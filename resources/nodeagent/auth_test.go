@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"os"
 	"path/filepath"
+	"platformapi/resources/testkit"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestAuth_MissingWrongOrRotatedAwayKey_401(t *testing.T) {
 	}
 	rotated := newKey(t)
 	writeFile(t, cfg.KeyFile, rotated+"\n")
-	waitFor(t, 5*time.Second, "the rotated key accepted", func() bool {
+	testkit.Eventually(t, 5*time.Second, "the rotated key accepted", func() bool {
 		status, _ := ta.doKey("GET", PathStatus, "", rotated)
 		return status == 200
 	})
@@ -38,7 +39,7 @@ func TestAuth_MissingWrongOrRotatedAwayKey_401(t *testing.T) {
 	}
 	// A key file emptied by mistake refuses every request (fails closed).
 	writeFile(t, cfg.KeyFile, "\n")
-	waitFor(t, 5*time.Second, "the emptied key file refusing", func() bool {
+	testkit.Eventually(t, 5*time.Second, "the emptied key file refusing", func() bool {
 		status, _ := ta.doKey("GET", PathStatus, "", rotated)
 		return status == 401
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // model is a small central copy: a few files, one in a sub-directory.
@@ -75,7 +76,7 @@ func TestRemove_DeletesCacheAndPartial_204(t *testing.T) {
 	ta.put("acme/llama", "models/acme/llama", 202)
 	ta.waitState("acme/llama", resources.AgentCacheReady)
 	ta.put("acme/slow", "models/acme/slow", 202)
-	waitFor(t, 10*time.Second, "the slow copy writes", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the slow copy writes", func() bool {
 		return ta.cache("acme/slow").BytesDone > 0
 	})
 
@@ -173,7 +174,7 @@ func TestCopy_MaxCopies_OthersWaitAndJoin(t *testing.T) {
 	if joined.State != resources.AgentCacheCopying {
 		t.Fatalf("join: %+v", joined)
 	}
-	waitFor(t, 30*time.Second, "both ready", func() bool {
+	testkit.Eventually(t, 30*time.Second, "both ready", func() bool {
 		a, b := ta.cache("acme/a"), ta.cache("acme/b")
 		if a.State != resources.AgentCacheReady && b.State != resources.AgentCacheReady &&
 			a.BytesDone > 0 && b.BytesDone > 0 {

@@ -1,7 +1,6 @@
 package nodeagent
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -18,11 +17,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // testAgent is an agent served over real HTTP on loopback, with its roots,
@@ -34,7 +33,7 @@ type testAgent struct {
 	cfg    Config
 	ep     resources.AgentEndpoint
 	client *Client
-	logs   *syncBuffer
+	logs   *testkit.LockedBuffer
 }
 
 // newKey draws a fresh node key.
@@ -67,7 +66,7 @@ func outside(cfg Config) string { return filepath.Join(filepath.Dir(cfg.StoreRoo
 // startAgent starts an agent over cfg, served on loopback until the test ends.
 func startAgent(t *testing.T, cfg Config) *testAgent {
 	t.Helper()
-	ta := &testAgent{t: t, cfg: cfg, logs: &syncBuffer{}}
+	ta := &testAgent{t: t, cfg: cfg, logs: &testkit.LockedBuffer{}}
 	cfg.Logger = slog.New(slog.NewJSONHandler(ta.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := New(cfg)
 	if err != nil {
@@ -145,23 +144,11 @@ func (ta *testAgent) cache(repo string) *resources.AgentCache {
 func (ta *testAgent) waitState(repo, state string) resources.AgentCache {
 	ta.t.Helper()
 	var c *resources.AgentCache
-	waitFor(ta.t, 30*time.Second, repo+" "+state, func() bool {
+	testkit.Eventually(ta.t, 30*time.Second, repo+" "+state, func() bool {
 		c = ta.cache(repo)
 		return c != nil && c.State == state
 	})
 	return *c
-}
-
-// waitFor polls cond every 10 ms until it holds, failing after within.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // writeModel writes a central copy at store/source with files and its
@@ -263,20 +250,6 @@ func tree(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
-
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // problem decodes a problem document.
 func problem(t *testing.T, b []byte) Problem {

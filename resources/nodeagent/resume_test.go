@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // fileID is what shows a file was not written again: its inode and mtime.
@@ -41,7 +42,7 @@ func TestCopy_InterruptedThenPutAgain_ResumesWithoutCopyingVerifiedFiles(t *test
 	first := startAgent(t, slow)
 	first.put("acme/llama", "models/acme/llama", 202)
 	var running resources.AgentCache
-	waitFor(t, 30*time.Second, "a file verified", func() bool {
+	testkit.Eventually(t, 30*time.Second, "a file verified", func() bool {
 		running = *first.cache("acme/llama")
 		return len(running.Files) > 0
 	})

@@ -1,7 +1,6 @@
 package pipelinesim
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // recorder is a DeployReporter that keeps every report it accepts and can be
@@ -295,9 +295,8 @@ func TestSim_ReportError_RetriedUntilAccepted(t *testing.T) {
 
 func TestSim_ReportError_GivesUpAfterRetriesAndLogs(t *testing.T) {
 	rec := &recorder{failAll: true}
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &buf}, nil))
+	var buf testkit.LockedBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
 	s := newSim(t, rec, 0, WithLogger(log))
 	if err := s.Dispatch(context.Background(), dispatch(9)); err != nil {
 		t.Fatal(err)
@@ -306,26 +305,12 @@ func TestSim_ReportError_GivesUpAfterRetriesAndLogs(t *testing.T) {
 	if rec.callCount() != 3 || s.Runs()[0].Reported {
 		t.Fatalf("calls = %d, reported = %v; want 3 attempts, not reported", rec.callCount(), s.Runs()[0].Reported)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	out := buf.String()
 	for _, want := range []string{"level=ERROR", "run=sim-1", "release_operation_id=9", "store down"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("log %q lacks %q", out, want)
 		}
 	}
-}
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 func TestSim_ConcurrentDispatches_OneRunPerOperationNoRace(t *testing.T) {

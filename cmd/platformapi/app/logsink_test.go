@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"platformapi/resources/testkit"
 )
 
 func TestBufferedLog_LinesReachTheSinkWhileRunningAndAllOnStop(t *testing.T) {
-	var sink lockedLog // replicas_test.go
+	var sink testkit.LockedBuffer
 	w, stop := bufferedLog(&sink)
 	defer stop()
 	if _, err := w.Write([]byte("first\n")); err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"platformapi/resources"
 	"platformapi/resources/nodeagent"
+	"platformapi/resources/testkit"
 )
 
 // agentDirs are a node agent's roots and key file under one temporary
@@ -71,14 +72,14 @@ type agentProcess struct {
 	cmd  *exec.Cmd
 	addr string
 	key  string
-	log  *lockedLog
+	log  *testkit.LockedBuffer
 }
 
 // startAgentProcess runs the binary as a node agent with env added to its
 // environment and flags, and waits until it serves.
 func startAgentProcess(t *testing.T, bin string, d agentDirs, env []string, flags ...string) *agentProcess {
 	t.Helper()
-	p := &agentProcess{addr: freeAddr(t), key: d.key, log: &lockedLog{}}
+	p := &agentProcess{addr: freeAddr(t), key: d.key, log: &testkit.LockedBuffer{}}
 	p.cmd = exec.Command(bin, append([]string{"node-agent", "--addr", p.addr}, flags...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.log
@@ -92,7 +93,7 @@ func startAgentProcess(t *testing.T, bin string, d agentDirs, env []string, flag
 			t.Logf("agent %s log:\n%s", p.addr, p.log.String())
 		}
 	})
-	waitUntil(t, 30*time.Second, "the agent serves", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the agent serves", func() bool {
 		return strings.Contains(p.log.String(), `"msg":"node agent serving"`)
 	})
 	return p
@@ -118,17 +119,6 @@ func (p *agentProcess) call(t *testing.T, method, path, body string, want int) r
 	return c
 }
 
-func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // inodeAndMTime identify a file's one writing.
 func inodeAndMTime(t *testing.T, name string) [2]int64 {
 	t.Helper()
@@ -152,7 +142,7 @@ func TestNodeAgent_KilledMidCopy_ResumesAfterRestartWithoutRecopying(t *testing.
 		"--key-file", d.keyFile, "--max-copy-bytes-per-second", "524288")
 	path, put := nodeagent.PathCaches+"acme/llama", `{"source":"models/acme/llama"}`
 	first.call(t, "PUT", path, put, 202)
-	waitUntil(t, 30*time.Second, "a.bin journaled", func() bool {
+	testkit.Eventually(t, 30*time.Second, "a.bin journaled", func() bool {
 		return len(first.call(t, "GET", path, "", 200).Files) > 0
 	})
 	_ = first.cmd.Process.Kill()
@@ -168,7 +158,7 @@ func TestNodeAgent_KilledMidCopy_ResumesAfterRestartWithoutRecopying(t *testing.
 	}
 	second.call(t, "PUT", path, put, 202)
 	var ready resources.AgentCache
-	waitUntil(t, 30*time.Second, "ready", func() bool {
+	testkit.Eventually(t, 30*time.Second, "ready", func() bool {
 		ready = second.call(t, "GET", path, "", 200)
 		return ready.State == resources.AgentCacheReady
 	})

@@ -19,6 +19,7 @@ import (
 
 	"platformapi/resources"
 	"platformapi/resources/nodeagent"
+	"platformapi/resources/testkit"
 )
 
 // writeSelfSigned writes a certificate for 127.0.0.1 with serial and its
@@ -66,12 +67,12 @@ func TestNodeAgent_TLS_ClientTrustsCertRenewedFilesServed(t *testing.T) {
 	client := nodeagent.NewClient(&http.Client{
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}})
 	ep := resources.AgentEndpoint{Hostname: "gpu-1", URL: "https://" + o.Addr, Key: d.key}
-	waitUntil(t, 10*time.Second, "the agent answers over TLS", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the agent answers over TLS", func() bool {
 		_, err := client.Report(ctx, ep)
 		return err == nil
 	})
 	renewed := writeSelfSigned(t, certFile, keyFile, 2)
-	waitUntil(t, 10*time.Second, "the renewed certificate served", func() bool {
+	testkit.Eventually(t, 10*time.Second, "the renewed certificate served", func() bool {
 		// Only the served certificate's serial is read.
 		conn, err := tls.Dial("tcp", o.Addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec
 		if err != nil {

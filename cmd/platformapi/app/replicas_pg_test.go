@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"platformapi/bunstore/pgtest"
+	"platformapi/resources/testkit"
 )
 
 // TestReplicas_WithoutRedis_CachedCredentialsRevokedAtOnce runs two `serve`
@@ -89,7 +90,7 @@ func (r *replica) metric(t *testing.T, name string) float64 {
 // end of every `platformapi eval`).
 func TestClose_StopsTheChangeFeedBeforeTheDatabase(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	log := &lockedLog{}
+	log := &testkit.LockedBuffer{}
 	srv, err := StartEvalServer(context.Background(),
 		Options{Logger: slog.New(slog.NewJSONHandler(log, nil))}, dsn)
 	if err != nil {

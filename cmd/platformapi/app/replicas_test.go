@@ -1,19 +1,18 @@
 package app
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"platformapi/api/sharedcache/redistest"
+	"platformapi/resources/testkit"
 )
 
 // recheck is the replicas' --auth-recheck in this test: shorter than the
@@ -119,24 +118,12 @@ func (c *cli) mintToken(t *testing.T) string { _, tok := c.mintTokenID(t); retur
 type replica struct {
 	name string
 	addr string
-	log  *lockedLog
+	log  *testkit.LockedBuffer
 }
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 func startReplica(t *testing.T, bin, dsn, redisURL string) *replica {
 	t.Helper()
-	r := &replica{addr: freeAddr(t), log: &lockedLog{}}
+	r := &replica{addr: freeAddr(t), log: &testkit.LockedBuffer{}}
 	r.name = r.addr
 	cmd := exec.Command(bin, "--database-url", dsn, "--redis-url", redisURL, "--log-level", "info",
 		"serve", "--addr", r.addr, "--auth-recheck", recheck.String())
