@@ -221,7 +221,7 @@ func (s *Server) createGatewayKey(ctx context.Context, in *CreateGatewayKeyInput
 
 func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput) (*IssuedGatewayKeyOutput, error) {
 	returnValue := in.Body != nil && in.Body.ReturnValue
-	k, err := s.svc.AIGateway.RotateGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID))
+	k, err := s.svc.AIGateway.RotateGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID), LeaseFrom(ctx))
 	if err != nil {
 		return nil, err
 	}

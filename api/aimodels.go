@@ -203,7 +203,7 @@ func (s *Server) registerAIModels() {
 	}, s.getAIModel)
 	Register(s.api, Op{ID: "create-ai-model", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/models", Tags: tags, Status: http.StatusCreated,
 		Feature: resources.FeatureAI,
-		Summary: "Add a model to the catalogue", Permissions: aiModelWriters, Idempotent: true, KeyAtCommit: true,
+		Summary: "Add a model to the catalogue", Permissions: aiModelWriters, Idempotent: true,
 		Errors: []int{http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Adds a planned row (no central copy, no node cache; weights arrive only through store actions outside " +
 			"the API). display_name defaults to the last part of repo. status, location, offline_ready, nas_volume, nas_path " +

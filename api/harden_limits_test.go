@@ -252,13 +252,16 @@ func TestHarden_FailedAuthenticationsPerAddress_429WithoutLookups(t *testing.T) 
 }
 
 // Issue 18, R9: a 503 on a keyed POST wrote two ERROR lines with the same
-// request id. One failure, one ERROR line.
+// request id. One failure, one ERROR line. The request's first run is
+// refused (ACME exists), so the key is claimed, and the database goes away
+// before the run under the claimed key.
 func TestHarden_DatabaseOutage_KeyedPOSTLogsOneErrorLine(t *testing.T) {
 	var e *apitest.Env
 	e = apitest.New(t, apitest.Options{Proxy: true, Idempotency: func(st resources.Idempotency) resources.Idempotency {
 		return cutAfterBegin{Idempotency: st, cut: func() { e.Proxy.Cut() }}
 	}})
 	tok := e.Token(resources.PermTenancyRead, resources.PermTenancyWrite)
+	createCustomer(t, e, tok, acme())
 	r := e.Do("POST", "/api/v1/customers", tok, acme(), "Idempotency-Key", "outage-1", "X-Request-ID", "outage-req-1")
 	assertProblem(t, r, 503, "unavailable")
 	e.Proxy.Restore()

@@ -59,9 +59,11 @@ func StoreForReplay(ctx context.Context, body any) {
 }
 
 // idempotency runs a keyed request of an Idempotent operation at most once
-// per account and key: a finished one is replayed byte for byte, a running
-// one is 429, a reused key is 409. Answers below 500 are stored; a 5xx
-// releases the key for a retry from its recovery point.
+// per account and key, by the protocol written on resources.Idempotency:
+// the request runs first and its change's transaction writes the key
+// (runFirst); when it did not, the key is claimed and decides (replay, 409
+// reused, 429 in progress, or the request runs again from the recovery
+// point reached). Answers below 500 are stored; a 5xx releases the key.
 func (s *Server) idempotency(ctx huma.Context, next func(huma.Context)) {
 	op, _ := opOf(ctx.Operation())
 	r, _ := humachi.Unwrap(ctx)
@@ -89,7 +91,7 @@ func (s *Server) idempotency(ctx huma.Context, next func(huma.Context)) {
 	cred := CredentialFrom(ctx.Context())
 	req := resources.IdempotencyRequest{Account: cred.Owner.Kind + ":" + formatID(cred.Owner.ID), Key: key,
 		Fingerprint: fingerprint(ctx, body)}
-	if op.KeyAtCommit && s.runKeyAtCommit(ctx, body, req, next) {
+	if s.runFirst(ctx, body, req, next) {
 		return
 	}
 	begun, err := s.svc.Idempotency.Begin(ctx.Context(), req)

@@ -162,7 +162,7 @@ func TestIdempotency_AIModelCreate_KeyReusedForAnotherBody_409AndNothingCreated(
 	}
 }
 
-func TestIdempotency_AIModelCreate_KeyOlderThan24Hours_TakenOverAtCommit(t *testing.T) {
+func TestIdempotency_AIModelCreate_KeyOlderThan24Hours_FreeAgain(t *testing.T) {
 	e, tok, f := answerEnv(t, false)
 	if r := e.Do("POST", "/api/v1/ai/models", tok, map[string]any{"repo": "org/old-key"}, "Idempotency-Key", "old"); r.Status != 201 {
 		t.Fatalf("first: %d %s", r.Status, r.Body)
@@ -177,6 +177,6 @@ func TestIdempotency_AIModelCreate_KeyOlderThan24Hours_TakenOverAtCommit(t *test
 		t.Fatalf("replay of the new request: %d %s", again.Status, again.Body)
 	}
 	if n := f.count(); n != 0 {
-		t.Fatalf("answers stored after the request: %d, want 0 (kept at commit)", n)
+		t.Fatalf("answers stored after the request: %d, want 0 (kept in the business transaction)", n)
 	}
 }

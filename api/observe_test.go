@@ -91,6 +91,7 @@ func TestProblemLog_InternalErrorCarriesRequestIDOnce(t *testing.T) {
 		return beginFails{st}
 	}})
 	tok := e.Token(resources.PermTenancyWrite)
+	createCustomer(t, e, tok, acme()) // the keyed request's first run is refused: the key is claimed
 	r := e.Do("POST", "/api/v1/customers", tok, acme(), "Idempotency-Key", "k1", "X-Request-ID", "req-once")
 	assertProblem(t, r, 500, "internal")
 	var failed string

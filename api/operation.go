@@ -31,15 +31,8 @@ type Op struct {
 	Permissions []string // keys of which any one suffices; none: any valid token
 	Destroy     bool     // archives, deletes, deactivates or retires: needs Allow destroy
 	Idempotent  bool     // accepts Idempotency-Key (creates or starts something)
-	// KeyAtCommit (with Idempotent): a keyed request's key is written by the
-	// business transaction itself, with its answer (keepAnswerInTx), instead
-	// of being claimed first: no round trip more than an unkeyed request.
-	// Only for operations whose every change happens in the one transaction
-	// the store ends with auditKeyed, and nothing outside it before the
-	// commit; a retry or a conflict runs again on the claim-first path.
-	KeyAtCommit bool
-	Status      int   // success status (default 200)
-	Errors      []int // statuses specific to the operation
+	Status      int      // success status (default 200)
+	Errors      []int    // statuses specific to the operation
 	// Feature is the licence feature the operation's writes need
 	// (resources.FeatureAI, FeatureBrand); "" for none.
 	Feature string

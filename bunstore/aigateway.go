@@ -140,8 +140,14 @@ func (s *Store) CreateGatewayKey(ctx context.Context, a resources.Actor, k resou
 
 // RotateGatewayKey gives a key that is not revoked a new value (its expiry
 // stays); the old one stops matching at once. A revoked key is 409
-// gateway_key_revoked.
-func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int64) (resources.IssuedGatewayKey, error) {
+// gateway_key_revoked. A keyed rotation resumed past its recovery point
+// returns the key without a value: the value was never kept.
+func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int64,
+	l *resources.Lease) (resources.IssuedGatewayKey, error) {
+	if _, resumed, err := resumedID(l, resources.RecoveryGatewayKeyRotated); err != nil || resumed {
+		key, err := resumeCreate(ctx, id, err, s.GetGatewayKey)
+		return resources.IssuedGatewayKey{GatewayKey: key}, err
+	}
 	value := resources.NewGatewayKeyValue()
 	hash, err := s.gatewayKeyHash(ctx, value)
 	if err != nil {
@@ -162,8 +168,9 @@ func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int6
 			return err
 		}
 		out = resources.IssuedGatewayKey{GatewayKey: after.key(), Value: value}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.rotate", entityType: "ai_gateway_key",
-			entityID: idString(id), before: before, after: after})
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.rotate",
+			entityType: "ai_gateway_key", entityID: idString(id), before: before, after: after},
+			recovery{lease: l, point: resources.RecoveryGatewayKeyRotated, data: createdID{id}, result: out})
 	})
 	return out, s.published(ctx, err, resources.GatewayKeyChanged(id))
 }

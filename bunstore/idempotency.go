@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -131,17 +132,24 @@ func (s *Store) Release(ctx context.Context, l *resources.Lease) error {
 }
 
 // SetRecoveryPoint records, inside the business transaction tx, that the
-// keyed request reached point; it fails (rolling the business write back)
-// when the lease was lost, so the key and the write never disagree.
+// keyed request reached point, writing the key when the lease has not yet
+// (see resources.Idempotency); it fails (rolling the business write back)
+// when the lease was lost or the key is there already, so the key and the
+// write never disagree.
 func (s *Store) SetRecoveryPoint(ctx context.Context, tx bun.IDB, l *resources.Lease, point string, data any) error {
 	if l == nil {
 		return nil
 	}
-	raw, err := json.Marshal(data)
+	r := recovery{lease: l, point: point, data: data}
+	key, err := s.keyWrite(tx, r, resources.StoredResponse{})
 	if err != nil {
 		return err
 	}
-	return s.leaseUpdate(ctx, tx, l, "recovery_point = ?, recovery_data = ?", point, json.RawMessage(raw))
+	var id *int64
+	if err := tx.NewSelect().With("k", key).ColumnExpr("(SELECT id FROM k)").Scan(ctx, &id); err != nil {
+		return err
+	}
+	return keyWritten(l, id)
 }
 
 // recovery is a keyed change's recovery point: the point reached, its data
@@ -168,12 +176,7 @@ func (s *Store) auditKeyed(ctx context.Context, tx bun.IDB, e auditEntry, r reco
 		return err
 	}
 	answer, ok := s.answerOf(r)
-	var key bun.Query
-	if r.lease.AtCommit != nil {
-		key, err = s.keyInsert(tx, r, answer)
-	} else {
-		key, err = s.recoveryUpdate(tx, r, answer)
-	}
+	key, err := s.keyWrite(tx, r, answer)
 	if err != nil {
 		return err
 	}
@@ -181,17 +184,38 @@ func (s *Store) auditKeyed(ctx context.Context, tx bun.IDB, e auditEntry, r reco
 	if err := tx.NewInsert().With("k", key).Model(row).Returning("(SELECT id FROM k)").Scan(ctx, &id); err != nil {
 		return err
 	}
-	switch {
-	case id == nil && r.lease.AtCommit != nil:
-		return inProgress() // the key is there already: the middleware claims it first and decides
-	case id == nil:
-		return leaseLost()
+	if err := keyWritten(r.lease, id); err != nil {
+		return err
 	}
-	r.lease.ID = *id
 	if ok {
 		r.lease.Stored = &answer
 	}
 	return nil
+}
+
+// keyWrite is the statement that writes a keyed change's recovery point
+// (and answer, when set): the key's INSERT while the lease has not written
+// it, else the UPDATE of the lease's key.
+func (s *Store) keyWrite(tx bun.IDB, r recovery, answer resources.StoredResponse) (bun.Query, error) {
+	if r.lease.ID == 0 {
+		return s.keyInsert(tx, r, answer)
+	}
+	return s.recoveryUpdate(tx, r, answer)
+}
+
+// keyWritten records the key's id on the lease, or fails: a key there
+// already (the insert wrote nothing) is idempotency_request_in_progress,
+// after which the middleware claims it and decides; a lost lease is
+// idempotency_lease_lost.
+func keyWritten(l *resources.Lease, id *int64) error {
+	switch {
+	case id != nil:
+		l.ID = *id
+		return nil
+	case l.ID == 0:
+		return inProgress()
+	}
+	return leaseLost()
 }
 
 // answerOf is the answer the lease renders from the change's result, when
@@ -204,9 +228,9 @@ func (s *Store) answerOf(r recovery) (resources.StoredResponse, bool) {
 	return answer, ok && answer.Status < 500
 }
 
-// keyInsertSQL writes a key at commit (Lease.AtCommit) with its lease,
-// recovery point and answer (or none); a key older than the window is
-// taken over, any other key there already makes it return no row.
+// keyInsertSQL writes a key with its lease, recovery point and answer (or
+// none); a key older than the window is taken over, any other key there
+// already makes it return no row.
 const keyInsertSQL = `INSERT INTO idempotency_keys AS k (account, key, fingerprint, created_at, lease, locked_until,
 		recovery_point, recovery_data, response_status, response_header, response_body, finished_at)
 	VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
@@ -224,7 +248,10 @@ func (s *Store) keyInsert(tx bun.IDB, r recovery, answer resources.StoredRespons
 	if err != nil {
 		return nil, err
 	}
-	now, q := s.now().UTC(), r.lease.AtCommit
+	now, q := s.now().UTC(), r.lease.Request
+	if q == nil {
+		return nil, errors.New("idempotency: a lease without a key id and without its request")
+	}
 	var status *int
 	var header map[string][]string
 	var body []byte

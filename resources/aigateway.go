@@ -20,6 +20,7 @@ const (
 	CodeGatewayKeyRevoked     = "gateway_key_revoked"
 	CodeValueShownOnce        = "value_shown_once" // warning: the value is not in this answer
 	RecoveryGatewayKeyCreated = "gateway_key_created"
+	RecoveryGatewayKeyRotated = "gateway_key_rotated"
 )
 
 // GatewayKey is the metadata of an AI gateway key. Its value is never
@@ -121,6 +122,6 @@ type AIGateway interface {
 	ListGatewayKeys(ctx context.Context, f GatewayKeyFilter, q PageQuery) (Page[GatewayKey], error)
 	GetGatewayKey(ctx context.Context, id int64) (*GatewayKey, error)
 	CreateGatewayKey(ctx context.Context, a Actor, k NewGatewayKey, l *Lease) (IssuedGatewayKey, error)
-	RotateGatewayKey(ctx context.Context, a Actor, id int64) (IssuedGatewayKey, error)
+	RotateGatewayKey(ctx context.Context, a Actor, id int64, l *Lease) (IssuedGatewayKey, error)
 	RevokeGatewayKey(ctx context.Context, a Actor, id int64) error
 }

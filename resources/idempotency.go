@@ -57,12 +57,12 @@ type Lease struct {
 	// when it kept none. The HTTP layer stores its actual answer only when it
 	// differs.
 	Stored *StoredResponse
-	// AtCommit, when set, means the key is not claimed yet: the business
-	// transaction inserts it (with the lease, the recovery point and the
-	// answer) as its last write and sets ID, or fails with
+	// Request is the keyed request whose key this lease writes: while ID is
+	// 0 (not written yet), the change's first recovery point inserts the key
+	// with the lease and sets ID, or fails with
 	// idempotency_request_in_progress when the key is there already
 	// (rolling the change back).
-	AtCommit *IdempotencyRequest
+	Request *IdempotencyRequest
 }
 
 // Resumed reports whether an earlier attempt passed the named point.
@@ -75,9 +75,30 @@ type Begun struct {
 	Lease  *Lease
 }
 
-// Idempotency keeps keyed requests. Begin refuses with *Error
-// idempotency_key_reused (another request used the key) or
-// idempotency_request_in_progress (with RetryAfter).
+// Idempotency keeps keyed requests. It is the one protocol of every
+// operation that accepts an Idempotency-Key:
+//
+//  1. The request runs first, with a Lease that has no ID. The change's
+//     transaction writes the key through it as its last write (lease,
+//     recovery point and, when the HTTP layer renders one, the answer); if
+//     the key is there already it rolls back with
+//     idempotency_request_in_progress. A keyed change thus costs no round
+//     trip more than an unkeyed one.
+//  2. When the run did not write the key (the key was there, or it was
+//     refused before any change), nothing of it is kept or sent, and Begin
+//     claims the key: an answered key is replayed byte for byte; one used
+//     for another request (its fingerprint differs) is 409
+//     idempotency_key_reused; one whose request holds a live lease is 429
+//     idempotency_request_in_progress with RetryAfter; one older than
+//     IdempotencyWindow is free again. Otherwise the request runs again
+//     with the claimed Lease, resuming from the recovery point an earlier
+//     attempt reached.
+//  3. Every later recovery point goes through the lease inside its change's
+//     transaction; a lost lease rolls the change back with
+//     idempotency_lease_lost, so key and change never disagree.
+//  4. Finish stores an answer below 500 for replay (unless the transaction
+//     kept that very answer); after a 5xx, Release frees the key and keeps
+//     the recovery point, so a retry resumes there.
 type Idempotency interface {
 	Begin(ctx context.Context, r IdempotencyRequest) (Begun, error)
 	Finish(ctx context.Context, l *Lease, res StoredResponse) error
