@@ -132,10 +132,12 @@ func (s *Server) registerAIGateway() {
 	Register(s.api, Op{ID: "get-ai-gateway", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway", Tags: tags,
 		Summary: "Read the AI gateway", Permissions: gatewayReaders,
 		Description: "The base URL clients call and the serving tiers named in the catalogue.",
+		Notes:       "`base_url` (ends in `/v1`), sorted `tiers`",
 	}, s.getAIGateway)
 	Register(s.api, Op{ID: "list-ai-gateway-tiers", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/tiers", Tags: tags,
 		Summary: "List the AI gateway tiers", Permissions: gatewayReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Every gateway_tier of the catalogue, sorted by name, with how many models name it.",
+		Notes:       "tier names with model counts",
 	}, s.listGatewayTiers)
 	s.registerGatewayKeys(tags)
 }
@@ -162,11 +164,10 @@ func (s *Server) registerGatewayKeys(tags []string) {
 	Register(s.api, Op{ID: "list-ai-gateway-keys", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys", Tags: tags,
 		Summary: "List AI gateway keys", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest},
 		Description: "Key metadata in id order, revoked keys included; never a value.",
+		Notes: "metadata only, never a value; filter `status` (`active`, `expired`, " +
+			"`revoked`); records carry `expires_at` and `last_used_at` (written within seconds " +
+			"of a use at the gateway)",
 	}, s.listGatewayKeys)
-	Register(s.api, Op{ID: "get-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
-		Summary: "Read an AI gateway key", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Metadata only, never the value (404 gateway_key_not_found).",
-	}, s.getGatewayKey)
 	Register(s.api, Op{ID: "create-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/gateway/keys", Tags: tags,
 		Feature: resources.FeatureAI,
 		Status:  http.StatusCreated, Summary: "Create an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
@@ -174,7 +175,21 @@ func (s *Server) registerGatewayKeys(tags []string) {
 		Description: "Creates a key with a random value (sk-gw- and 40 base62 characters), optionally expiring at " +
 			"expires_at (in the future, else 422 validation_failed). The installation's gateway lets it through at " +
 			"/ai-gateway/verify at once." + returnValueRule,
+		Notes: "201; optional `expires_at` (RFC 3339, in the future, else 422 naming it; null: " +
+			"never); the value is returned once, only with `\"return_value\": true`; " +
+			"`Idempotency-Key` replays answer the record without it and the warning " +
+			"`value_shown_once`",
 	}, s.createGatewayKey)
+	s.registerGatewayKey(tags)
+}
+
+// registerGatewayKey declares the operations on one gateway key.
+func (s *Server) registerGatewayKey(tags []string) {
+	Register(s.api, Op{ID: "get-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
+		Summary: "Read an AI gateway key", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Metadata only, never the value (404 gateway_key_not_found).",
+		Notes:       "metadata",
+	}, s.getGatewayKey)
 	Register(s.api, Op{ID: "rotate-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/gateway/keys/{key_id}/rotate",
 		Feature: resources.FeatureAI,
 		Tags:    tags, Summary: "Rotate an AI gateway key", Permissions: gatewayKeyAdmins, Idempotent: true,
@@ -182,6 +197,8 @@ func (s *Server) registerGatewayKeys(tags []string) {
 			http.StatusUnprocessableEntity},
 		Description: "Gives the key a new random value; the old value stops working at once (on every replica). " +
 			"The expiry stays. A revoked key is 409 gateway_key_revoked." + returnValueRule,
+		Notes: "new value (same rule); the old one stops working at the gateway at once, on " +
+			"every replica; the expiry stays",
 	}, s.rotateGatewayKey)
 	Register(s.api, Op{ID: "revoke-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodDelete, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
 		Feature: resources.FeatureAI,
@@ -189,6 +206,7 @@ func (s *Server) registerGatewayKeys(tags []string) {
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Revokes the key at once: every replica's /ai-gateway/verify refuses it; the row stays, " +
 			"listed as revoked. Revoking a revoked key succeeds and changes nothing.",
+		Notes: "revokes: refused at the gateway at once, on every replica",
 	}, func(ctx context.Context, in *GatewayKeyIDInput) (*struct{}, error) {
 		return nil, s.svc.AIGateway.RevokeGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID))
 	})

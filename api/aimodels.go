@@ -197,10 +197,6 @@ func (s *Server) registerAIModels() {
 	s.api.OpenAPI().Components.Schemas.RegisterTypeAlias(reflect.TypeFor[resources.Benchmarks](), reflect.TypeFor[benchmarksSchema]())
 	tags := []string{"AI"}
 	s.registerAIModelList(tags)
-	Register(s.api, Op{ID: "get-ai-model", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/models/{model_id}", Tags: tags,
-		Summary: "Read an AI model", Permissions: aiModelReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "One catalogue row with its node caches (404 ai_model_not_found).",
-	}, s.getAIModel)
 	Register(s.api, Op{ID: "create-ai-model", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/models", Tags: tags, Status: http.StatusCreated,
 		Feature: resources.FeatureAI,
 		Summary: "Add a model to the catalogue", Permissions: aiModelWriters, Idempotent: true,
@@ -208,7 +204,14 @@ func (s *Server) registerAIModels() {
 		Description: "Adds a planned row (no central copy, no node cache; weights arrive only through store actions outside " +
 			"the API). display_name defaults to the last part of repo. status, location, offline_ready, nas_volume, nas_path " +
 			"and cluster_recipe are not accepted. 409 ai_model_repo_taken.",
+		Notes: "201; `Idempotency-Key`; `repo` required (`org/name`, ≤ 96, unique: 409 " +
+			"`ai_model_repo_taken`); starts `planned`",
 	}, s.createAIModel)
+	Register(s.api, Op{ID: "get-ai-model", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/models/{model_id}", Tags: tags,
+		Summary: "Read an AI model", Permissions: aiModelReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "One catalogue row with its node caches (404 ai_model_not_found).",
+		Notes:       "404 `ai_model_not_found`; `node_caches` from the node caches",
+	}, s.getAIModel)
 	Register(s.api, Op{ID: "patch-ai-model", Toolset: ToolsetAI, Method: http.MethodPatch, Path: "/ai/models/{model_id}", Tags: tags,
 		Feature: resources.FeatureAI,
 		Summary: "Change catalogue metadata (JSON Merge Patch)", Permissions: aiModelWriters,
@@ -216,12 +219,15 @@ func (s *Server) registerAIModels() {
 		Description: "Only the members sent change; null clears any metadata member but display_name and gated. repo is " +
 			"frozen (422 immutable_field); status, location, offline_ready and nas_volume are read-only (their current value " +
 			"is accepted, another is 422 read_only_field); nas_path and cluster_recipe are not accepted.",
+		Notes: "merge patch; `repo` frozen; `status`, `location`, `offline_ready`, " +
+			"`nas_volume` read-only (422 `read_only_field`)",
 	}, s.patchAIModel)
 	Register(s.api, Op{ID: "delete-ai-model", Toolset: ToolsetAI, Method: http.MethodDelete, Path: "/ai/models/{model_id}", Tags: tags,
 		Feature: resources.FeatureAI,
 		Summary: "Remove a planned model from the catalogue", Permissions: aiModelWriters, Destroy: true, Status: http.StatusNoContent,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches).",
+		Notes:       "only a `planned` model with no cache (409 `ai_model_has_weights`)",
 	}, func(ctx context.Context, in *AIModelIDInput) (*struct{}, error) {
 		return nil, s.svc.AIModels.DeleteAIModel(ctx, ActorFrom(ctx), parseID(in.ModelID))
 	})

@@ -109,11 +109,15 @@ func (s *Server) registerAINodes() {
 		Description: "The roster in hostname order with live values from monitoring and the node agents; what " +
 			"does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live " +
 			"status; model (catalogue id or repo): the nodes serving or caching it.",
+		Notes: "roster + live monitoring; filters `site`, `gpu_class`, `status`, `model` (a " +
+			"catalogue id or repo: nodes serving it live or holding a node cache of it; 404 " +
+			"`ai_model_not_found` for an unknown id); page carries `monitoring_reachable`",
 	}, s.listAINodes)
 	Register(s.api, Op{ID: "get-ai-node", Toolset: ToolsetAI, OpenWorld: true, Method: http.MethodGet, Path: "/ai/nodes/{hostname}", Tags: tags,
 		Summary: "Read an AI node", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Roster and live values (monitoring, node agent); live fields are null when those do not " +
 			"answer, never an error. 404 ai_node_not_found.",
+		Notes: "live fields null when monitoring cannot be read; never fails because of it",
 	}, s.getAINode)
 }
 

@@ -66,9 +66,11 @@ func (s *Server) registerTokens() {
 	Register(s.api, Op{ID: "list-api-tokens", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/api-tokens", Tags: []string{"API tokens"},
 		Summary: "List API tokens", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest},
 		Description: "Metadata of every API token of the installation, id order. Values are never shown.",
+		Notes:       "filters `user_id`, `service_account_id`, `status`; metadata only",
 	}, s.listTokens)
 	Register(s.api, Op{ID: "get-api-token", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/api-tokens/{token_id}", Tags: []string{"API tokens"},
 		Summary: "Read an API token", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Notes: "404 `api_token_not_found`",
 	}, func(ctx context.Context, in *TokenIDInput) (*TokenOutput, error) {
 		t, err := s.svc.Tokens.GetToken(ctx, parseID(in.TokenID))
 		if err != nil {

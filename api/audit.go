@@ -59,9 +59,12 @@ func (s *Server) registerAudit() {
 		Description: "Recorded changes, newest first (by occurred_at, then id). Filters are exact and combine. " +
 			"Licence serials (entity type licence) are masked unless the caller holds licence-admin-global; " +
 			"entity_id then matches the masked form.",
+		Notes: "filters `actor`, `action`, `entity_type`, `entity_id`, `since`, `until`; " +
+			"newest first; `limit` ≤ 500",
 	}, s.listAudit)
 	Register(s.api, Op{ID: "get-audit-event", Toolset: ToolsetAudit, Method: http.MethodGet, Path: "/audit-events/{event_id}", Tags: []string{"Audit"},
 		Summary: "Read an audit event", Permissions: auditKeys, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Notes: "404 `audit_event_not_found`",
 	}, func(ctx context.Context, in *AuditEventIDInput) (*AuditEventOutput, error) {
 		e, err := s.svc.Audit.GetAuditEvent(ctx, parseID(in.EventID))
 		if err != nil {

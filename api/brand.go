@@ -53,6 +53,8 @@ func (s *Server) registerBrand() {
 	tags := []string{"Brand"}
 	Register(s.api, Op{ID: "get-brand", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand", Tags: tags, Summary: "Read the brand",
 		Permissions: brandReaders, Description: "The stored brand; its version is also the ETag header.",
+		Notes: "`brand_color`, `logo_asset_id`, `favicon_asset_id`, read-only `first_party`, " +
+			"`attribution`, `version`, `updated_at`; `ETag: \"<version>\"`",
 	}, s.getBrand)
 	Register(s.api, Op{ID: "replace-brand", Toolset: ToolsetBrand, Method: http.MethodPut, Path: "/brand", Tags: tags,
 		Feature: resources.FeatureBrand, Summary: "Replace the brand", Permissions: brandWriters,
@@ -63,6 +65,11 @@ func (s *Server) registerBrand() {
 			"value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 " +
 			"precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id " +
 			"one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.",
+		Notes: "replaces every writable member (all required; `null` clears an asset); " +
+			"`brand_color` `^#[0-9a-fA-F]{6}$`, stored lower-case; read-only members only as " +
+			"read (422 `read_only_field`); `If-Match` (or a sent `version`) stale → 412 " +
+			"`precondition_failed`, nothing changes; assets of the right kind (422 " +
+			"`brand_asset_invalid`); licence feature `brand`",
 	}, s.putBrand)
 	s.registerBrandAssets(tags)
 }

@@ -69,6 +69,8 @@ func (s *Server) registerBrandAssets(tags []string) {
 	Register(s.api, Op{ID: "list-brand-assets", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets", Tags: tags,
 		Summary: "List brand assets", Permissions: brandReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Uploaded logos and favicons in id order (metadata; the bytes are at /content).",
+		Notes: "filter `kind`; metadata `{id, kind, content_type, size_bytes, sha256, " +
+			"created_at}`",
 	}, s.listBrandAssets)
 	Register(s.api, Op{ID: "upload-brand-asset", Toolset: ToolsetBrand, Method: http.MethodPost, Path: "/brand/assets", Tags: tags,
 		Status: http.StatusCreated, Summary: "Upload a brand asset", Permissions: brandWriters, Idempotent: true,
@@ -78,15 +80,22 @@ func (s *Server) registerBrandAssets(tags []string) {
 		Description: "The body is the image itself, sent with its Content-Type (image/png, image/jpeg, image/webp or " +
 			"image/x-icon; SVG and anything else is 415), at most 1 MiB (else 413 body_too_large), with ?kind=logo or " +
 			"?kind=favicon. The bytes are sniffed and must be of the declared type (else 422 asset_type_mismatch).",
+		Notes: "the raw image as the body with its `Content-Type` (`image/png`, `image/jpeg`, " +
+			"`image/webp`, `image/x-icon`; SVG and others 415) and `?kind=logo|favicon`; ≤ 1 " +
+			"MiB (413 `body_too_large`); bytes sniffed (422 `asset_type_mismatch`); 201 + " +
+			"`Location`; `Idempotency-Key`; licence feature `brand`",
 	}, s.uploadBrandAsset)
 	Register(s.api, Op{ID: "get-brand-asset", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets/{asset_id}", Tags: tags,
 		Summary: "Read a brand asset's metadata", Permissions: brandReaders,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound}, Description: "404 brand_asset_not_found.",
+		Notes: "metadata; 404 `brand_asset_not_found`",
 	}, s.getBrandAsset)
 	Register(s.api, Op{ID: "get-brand-asset-content", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets/{asset_id}/content",
 		Tags: tags, Summary: "Download a brand asset", Permissions: brandReaders, ResultTypes: resources.BrandAssetTypes,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "The image's bytes with its type and X-Content-Type-Options: nosniff. Not an MCP tool (not JSON).",
+		Notes: "the bytes with their type, `X-Content-Type-Options: nosniff`, " +
+			"`Content-Security-Policy: default-src 'none'; sandbox`; not an MCP tool (not JSON)",
 	}, s.brandAssetContent)
 }
 

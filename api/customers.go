@@ -140,12 +140,10 @@ func (s *Server) registerCustomers() {
 		Summary: "List customers", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest},
 		Description: "Customers in id order, archived included; filters are exact and combine. include=project_count " +
 			"adds each customer's number of projects. Never contacts the code host.",
+		Notes: "filters `short_name`, `vcs_group`, `status` (exact, combined); " +
+			"`include=project_count` adds each customer's `project_count` (retired projects " +
+			"included; same query); id order; archived included; never contacts the code host",
 	}, s.listCustomers)
-	Register(s.api, Op{ID: "get-customer", Toolset: ToolsetTenancy, OpenWorld: true, Method: http.MethodGet, Path: "/customers/{customer_id}", Tags: tags,
-		Summary: "Read a customer", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Archived customers included. include=vcs_status looks the code-host group up live; an " +
-			"unreachable code host gives vcs_status null and the warning vcs_status_unavailable.",
-	}, s.getCustomer)
 	Register(s.api, Op{ID: "create-customer", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/customers", Tags: tags, Status: http.StatusCreated,
 		Limit:   resources.LimitCustomers,
 		Summary: "Create a customer", Permissions: tenancyWrite, Idempotent: true,
@@ -153,12 +151,31 @@ func (s *Server) registerCustomers() {
 		Description: "Creates the customer and its primary tenant (slug = vcs_group) in one transaction, then creates or " +
 			"adopts the code-host group. A code-host failure is a warning (vcs_group_failed), never an error. 409 codes: " +
 			"customer_index_taken, short_name_taken, vcs_group_taken, vcs_group_collision, customer_index_exhausted.",
+		Notes: "201 + `Location`; `Idempotency-Key`; customer + primary tenant in one " +
+			"transaction, then the code-host group (failure → `warnings: vcs_group_failed`); " +
+			"409 `customer_index_taken`, `short_name_taken`, `vcs_group_taken`, " +
+			"`vcs_group_collision`, `customer_index_exhausted`",
 	}, s.createCustomer)
+	s.registerCustomer(tags)
+}
+
+// registerCustomer declares the operations on one customer.
+func (s *Server) registerCustomer(tags []string) {
+	Register(s.api, Op{ID: "get-customer", Toolset: ToolsetTenancy, OpenWorld: true, Method: http.MethodGet, Path: "/customers/{customer_id}", Tags: tags,
+		Summary: "Read a customer", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Archived customers included. include=vcs_status looks the code-host group up live; an " +
+			"unreachable code host gives vcs_status null and the warning vcs_status_unavailable.",
+		Notes: "`include=vcs_status` looks the group up live (unreachable → `vcs_status: null` " +
+			"+ warning)",
+	}, s.getCustomer)
 	Register(s.api, Op{ID: "patch-customer", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/customers/{customer_id}", Tags: tags,
 		Summary: "Change a customer (JSON Merge Patch)", Permissions: tenancyWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Only the members sent change. Frozen: customer_index, short_name, vcs_group, edition (current value " +
 			"accepted, another is 422 immutable_field). Only notes may be null. An archived customer is 409 customer_archived.",
+		Notes: "JSON Merge Patch; frozen `customer_index`, `short_name`, `vcs_group`, " +
+			"`edition` (422 `immutable_field`); only `notes` nullable; archived → 409 " +
+			"`customer_archived`",
 	}, s.patchCustomer)
 	Register(s.api, Op{ID: "archive-customer", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/customers/{customer_id}", Tags: tags,
 		Summary: "Archive a customer", Permissions: tenancyWrite, Destroy: true, Status: http.StatusNoContent,
@@ -166,6 +183,9 @@ func (s *Server) registerCustomers() {
 		Description: "Archives (never deletes) a customer without projects, retired ones included (else 409 " +
 			"customer_has_projects with blockers). Archiving an archived customer succeeds and changes nothing. " +
 			"409 conflict when the customer is being changed concurrently; retry.",
+		Notes: "archives; 409 `customer_has_projects` (`blockers`; retired projects count, so " +
+			"a customer that ever had one is never archived), 409 `conflict`; again → 204, no " +
+			"change",
 	}, s.archiveCustomer)
 }
 

@@ -53,6 +53,10 @@ func (s *Server) registerLicence() {
 		Summary: "Read the licence", Permissions: licenceReaders,
 		Description: "The licence state, computed from the clock, and this installation's id (shown even while no " +
 			"licence is installed). Reads always work; writes need a valid licence (or one in grace).",
+		Notes: "`state` (`valid`, `grace`, `expired`, `missing`, `invalid`, from the clock), " +
+			"`installation_id` (also while missing), `serial` masked to its last group unless " +
+			"the caller holds `licence-admin-global`, `edition`, `features`, `limits`, dates, " +
+			"`installed_at`, `remedy`",
 	}, s.getLicence)
 	Register(s.api, Op{ID: "install-licence", Toolset: ToolsetLicence, Method: http.MethodPut, Path: "/licence", Tags: tags,
 		Summary: "Install a licence bundle", Permissions: licenceAdmins, LicenceExempt: true,
@@ -60,6 +64,9 @@ func (s *Server) registerLicence() {
 		Description: "Verifies the bundle against the vendor's public key and installs it. A bundle whose form, " +
 			"signature, members, installation_id or dates do not hold is 422 licence_bundle_invalid naming what failed " +
 			"(field bundle, the detail starts with it), and nothing changes. Reachable whatever the licence state.",
+		Notes: "`{\"bundle\": \"…\"}`; verified (form, signature, members, installation id, " +
+			"dates) else 422 `licence_bundle_invalid` naming what failed, nothing changes; " +
+			"reachable in every licence state; audited",
 	}, s.putLicence)
 }
 

@@ -60,9 +60,11 @@ func (s *Server) registerMeta() {
 	Register(s.api, Op{ID: "get-whoami", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/whoami", Tags: []string{"Meta"},
 		Summary:     "Who is calling",
 		Description: "The calling principal, how it authenticated, its effective scopes and its token's expiry.",
+		Notes:       "principal, auth kind, effective scopes, token expiry",
 	}, s.whoami)
 	Register(s.api, Op{ID: "get-meta", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/meta", Tags: []string{"Meta"},
 		Summary: "API and platform version",
+		Notes:   "`api_version` 1.0.0, `platform_version` 1.0.187",
 	}, func(context.Context, *EmptyInput) (*MetaOutput, error) {
 		out := &MetaOutput{}
 		out.Body.APIVersion, out.Body.PlatformVersion = resources.APIVersion, resources.PlatformVersion
@@ -71,6 +73,7 @@ func (s *Server) registerMeta() {
 	Register(s.api, Op{ID: "list-permissions", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/permissions", Tags: []string{"Meta"},
 		Summary:     "Every permission key",
 		Description: "Every permission key and whether it can be put on a token. Not paginated: next_cursor is always null.",
+		Notes:       "every key with `token_allowed`",
 	}, func(ctx context.Context, in *FieldsParam) (*ListOutput[PermissionItem], error) {
 		var items []PermissionItem
 		for _, p := range resources.Permissions() {

@@ -63,6 +63,7 @@ func (s *Server) registerNodeCaches() {
 	Register(s.api, Op{ID: "list-node-caches", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/node-caches", Tags: tags,
 		Summary: "List node caches", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.",
+		Notes:       "filters `hostname`, `model_id`",
 	}, s.listNodeCaches)
 	Register(s.api, Op{ID: "copy-node-cache", Toolset: ToolsetAI, Method: http.MethodPut, Path: nodeCachePath, Tags: tags,
 		Feature: resources.FeatureAI,
@@ -77,6 +78,8 @@ func (s *Server) registerNodeCaches() {
 			"central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, " +
 			"ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), " +
 			"node_cache_busy (a removal runs).",
+		Notes: "202 operation (with `progress`); `Idempotency-Key`; the node's agent copies " +
+			"the central copy onto its disk, every file verified",
 	}, s.copyModelToNode)
 	s.documentReadyCopy()
 	Register(s.api, Op{ID: "remove-node-cache", Toolset: ToolsetAI, Method: http.MethodDelete, Path: nodeCachePath, Tags: tags,
@@ -88,6 +91,7 @@ func (s *Server) registerNodeCaches() {
 			"and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the " +
 			"cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, " +
 			"ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.",
+		Notes: "202 operation; the node's agent deletes the copy",
 	}, s.removeModelFromNode)
 }
 

@@ -28,6 +28,11 @@ type Op struct {
 	Summary     string   //
 	Description string   //
 	Tags        []string //
+	// Notes is the README endpoint table's notes: what a reader of the table
+	// needs beyond the method, path, summary and permission (Markdown on one
+	// line; the table escapes a "|"). Only the README shows it: never the
+	// OpenAPI document nor an MCP tool.
+	Notes       string
 	Permissions []string // keys of which any one suffices; none: any valid token
 	Destroy     bool     // archives, deletes, deactivates or retires: needs Allow destroy
 	Idempotent  bool     // accepts Idempotency-Key (creates or starts something)

@@ -72,6 +72,8 @@ func (s *Server) registerOperationsAPI() {
 		Summary: "Poll an operation", Permissions: operationReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Long-running work a 202 answer started; poll until succeeded or failed (progress: a " +
 			"copy's bytes). release:<id> needs a releases read key.",
+		Notes: "poll long-running work (`release:<id>` for promotions) until `succeeded` or " +
+			"`failed`",
 	}, func(ctx context.Context, in *OperationIDInput) (*OperationOutput, error) {
 		op, err := s.operation(ctx, in.OperationID)
 		if err != nil {

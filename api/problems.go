@@ -24,6 +24,9 @@ func (s *Server) registerProblems() {
 			"warning or a failed operation, with its status, meaning and whether a retry can help. Needs no token. " +
 			"Not paginated: next_cursor is always null. MCP serves it as the resource " +
 			"platformapi://catalogue/problems.",
+		Notes: "the shared error catalogue: every code, its status, meaning, whether a retry " +
+			"helps; not an MCP tool (the MCP resource `platformapi://catalogue/problems` holds " +
+			"it)",
 	}, func(context.Context, *EmptyInput) (*ListOutput[ProblemCodeItem], error) {
 		out := &ListOutput[ProblemCodeItem]{}
 		out.Body.Items = ProblemCatalogue()

@@ -100,9 +100,27 @@ func (s *Server) registerProjects() {
 		Summary: "List projects", Permissions: projectsRead, Errors: []int{http.StatusBadRequest},
 		Description: "Projects in id order, retired included; filters are exact and combine (customer_status: the " +
 			"status of the project's customer).",
+		Notes: "filters `customer_id`, `tenant_id`, `status`, `kind`, `customer_status` (the " +
+			"customer's status)",
 	}, s.listProjects)
+	Register(s.api, Op{ID: "create-project", Toolset: ToolsetProjects, Method: http.MethodPost, Path: "/projects", Tags: tags, Status: http.StatusAccepted,
+		Summary: "Create a project (provisioned in the background)", Permissions: projectsWrite, Idempotent: true,
+		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
+		Description: "Answers 202 with the provisioning operation (Location: /api/v1/operations/{id}); the project is " +
+			"provisioning until the operation succeeds, then active. 404 customer_not_found; 409 customer_archived, " +
+			"project_short_name_taken, domain_taken; 422 tenant_not_of_customer.",
+		Notes: "202 + operation + `Location`; `Idempotency-Key`; provisioning runs in the " +
+			"background (provisioning → active); 409 `customer_archived`, " +
+			"`project_short_name_taken`, `domain_taken`",
+	}, s.createProject)
+	s.registerProject(tags)
+}
+
+// registerProject declares the operations on one project.
+func (s *Server) registerProject(tags []string) {
 	Register(s.api, Op{ID: "get-project", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/projects/{project_id}", Tags: tags,
 		Summary: "Read a project", Permissions: projectsRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Notes: "404 `project_not_found`",
 	}, func(ctx context.Context, in *ProjectIDInput) (*ProjectOutput, error) {
 		p, err := s.svc.Projects.GetProject(ctx, parseID(in.ProjectID))
 		if err != nil {
@@ -110,23 +128,19 @@ func (s *Server) registerProjects() {
 		}
 		return &ProjectOutput{Body: projectView(*p)}, nil
 	})
-	Register(s.api, Op{ID: "create-project", Toolset: ToolsetProjects, Method: http.MethodPost, Path: "/projects", Tags: tags, Status: http.StatusAccepted,
-		Summary: "Create a project (provisioned in the background)", Permissions: projectsWrite, Idempotent: true,
-		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
-		Description: "Answers 202 with the provisioning operation (Location: /api/v1/operations/{id}); the project is " +
-			"provisioning until the operation succeeds, then active. 404 customer_not_found; 409 customer_archived, " +
-			"project_short_name_taken, domain_taken; 422 tenant_not_of_customer.",
-	}, s.createProject)
 	Register(s.api, Op{ID: "patch-project", Toolset: ToolsetProjects, Method: http.MethodPatch, Path: "/projects/{project_id}", Tags: tags,
 		Summary: "Change a project (JSON Merge Patch)", Permissions: projectsWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "name, components and domain (nullable) change; short_name, kind, customer_id, tenant_id are frozen. " +
 			"409 project_read_only (the platform's own), project_retired.",
+		Notes: "name, components, domain; platform projects 409 `project_read_only`; retired " +
+			"409 `project_retired`",
 	}, s.patchProject)
 	Register(s.api, Op{ID: "retire-project", Toolset: ToolsetProjects, Method: http.MethodDelete, Path: "/projects/{project_id}", Tags: tags,
 		Summary: "Retire a project", Permissions: projectsWrite, Destroy: true, Status: http.StatusNoContent,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Retires (never tears down); the short name and domain stay reserved. Retiring a retired project changes nothing.",
+		Notes:       "retires; short name and domain stay reserved",
 	}, func(ctx context.Context, in *ProjectIDInput) (*struct{}, error) {
 		return nil, s.svc.Projects.RetireProject(ctx, ActorFrom(ctx), parseID(in.ProjectID))
 	})

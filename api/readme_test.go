@@ -1,59 +1,92 @@
 package api_test
 
 import (
-	"encoding/json"
+	"fmt"
 	"net/http"
-	"os"
-	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"platformapi/api"
 	"platformapi/api/apitest"
 )
 
-// endpointRow is one operation row of the README's endpoint table:
-// "| GET /customers/{customer_id} | `get-customer` | …".
-var endpointRow = regexp.MustCompile("(?m)^\\| ([A-Z]+) (/[^ |]*) \\| `([a-z0-9-]+)` \\|")
+// endpointsTable is the README's table of the operations: one row per
+// declared api.Op with its method and path, operation id, the permission its
+// declaration implies and its Notes. The rows are in registration order
+// (Server.Ops): the areas in registerOperations' order, and within an area
+// the order its file registers them in, a collection's list and create
+// before the operations on one item.
+func endpointsTable(ops []api.Op) string {
+	var b strings.Builder
+	b.WriteString("| method and path | operation id | permission (any one) | notes |\n")
+	b.WriteString("|---|---|---|---|\n")
+	for _, op := range ops {
+		notes := " " // an empty cell is "| |"
+		if op.Notes != "" {
+			notes = " " + strings.ReplaceAll(op.Notes, "|", `\|`) + " "
+		}
+		fmt.Fprintf(&b, "| %s %s | `%s` | %s |%s|\n", op.Method, op.Path, op.ID,
+			permissionCell(op), notes)
+	}
+	return b.String()
+}
 
-// TestREADME_EndpointTableListsEveryOperation: the README's endpoint table
-// has one row per operation of the served OpenAPI document, with its method,
-// path and operation id, and no row for an operation the server lacks.
-func TestREADME_EndpointTableListsEveryOperation(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+// permissionCell is the endpoint table's permission of op: "none (no
+// token)" when public, "any token" without keys, else the keys of which any
+// one suffices; "+ Allow destroy" when the token also needs that.
+func permissionCell(op api.Op) string {
+	p := "any token"
+	switch {
+	case op.Public:
+		p = "none (no token)"
+	case len(op.Permissions) > 0:
+		p = "`" + strings.Join(op.Permissions, "`, `") + "`"
 	}
-	_, section, _ := strings.Cut(string(raw), "\n## Endpoints\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	var readme []string
-	for _, m := range endpointRow.FindAllStringSubmatch(section, -1) {
-		readme = append(readme, m[3]+" "+m[1]+" "+m[2])
+	if op.Destroy {
+		p += " + Allow destroy"
 	}
+	return p
+}
 
-	e := apitest.New(t, apitest.Options{})
-	r := e.Do(http.MethodGet, "/api/v1/openapi.json", "", nil)
-	var doc struct {
-		Paths map[string]map[string]struct {
-			OperationID string `json:"operationId"`
-		} `json:"paths"`
-	}
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &doc) != nil {
-		t.Fatalf("openapi.json: status %d", r.Status)
-	}
+// servedOperations lists every operation of the OpenAPI document as
+// "METHOD path id", sorted.
+func servedOperations(doc *huma.OpenAPI) []string {
 	var served []string
-	for path, ops := range doc.Paths {
-		for method, op := range ops {
-			if op.OperationID != "" {
-				served = append(served, op.OperationID+" "+strings.ToUpper(method)+" "+path)
+	for path, item := range doc.Paths {
+		for method, op := range map[string]*huma.Operation{
+			http.MethodGet: item.Get, http.MethodPost: item.Post, http.MethodPut: item.Put,
+			http.MethodPatch: item.Patch, http.MethodDelete: item.Delete,
+			http.MethodHead: item.Head, http.MethodOptions: item.Options,
+			http.MethodTrace: item.Trace,
+		} {
+			if op != nil {
+				served = append(served, method+" "+path+" "+op.OperationID)
 			}
 		}
 	}
-	sort.Strings(readme)
-	sort.Strings(served)
-	if diff := cmp.Diff(served, readme); diff != "" {
-		t.Errorf("README endpoint table vs served operations (-served +README):\n%s", diff)
+	slices.Sort(served)
+	return served
+}
+
+// TestREADME_EndpointTableIsTheDeclarations: the README's table of the
+// operations is generated from their declarations (see endpointsTable),
+// every row exactly, and every operation of the OpenAPI document is a
+// declared Op, once. The routes that are not operations (docs, probes,
+// metrics, MCP) are the hand-kept table after it.
+func TestREADME_EndpointTableIsTheDeclarations(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	ops := e.Server.Ops()
+	var declared []string
+	for _, op := range ops {
+		declared = append(declared, op.Method+" "+op.Path+" "+op.ID)
 	}
+	slices.Sort(declared)
+	if diff := cmp.Diff(servedOperations(e.Server.API().OpenAPI()), declared); diff != "" {
+		t.Errorf("served operations vs declared Ops (-served +declared):\n%s", diff)
+	}
+	apitest.SyncREADMEPart(t, "../README.md", "endpoints table", endpointsTable(ops))
 }

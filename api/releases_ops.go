@@ -53,14 +53,20 @@ func (s *Server) registerReleases() {
 			"below last reported. dev and uat start at once; prod waits for a person's decision in the portal. Send an " +
 			"Idempotency-Key so a retry never books a second deployment. 409 project_retired; 422 vm_projects_unsupported, " +
 			"component_not_enabled, version_not_at_source, version_required.",
+		Notes: "202 operation `release:<id>`; `Idempotency-Key`; dev needs `version`; uat/prod " +
+			"take what the environment below reported; prod awaits a person's approval in the " +
+			"portal",
 	}, s.requestPromotion)
 	Register(s.api, Op{ID: "list-release-operations", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/projects/{project_id}/release-operations",
 		Tags: tags, Summary: "List a project's release operations", Permissions: releasesRead,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Newest first; includes data copies booked in the portal (a component filter excludes them).",
+		Notes: "filters `status`, `target_env`, `component`; newest first; " +
+			"includes data copies",
 	}, s.listReleases)
 	Register(s.api, Op{ID: "get-release-operation", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/release-operations/{release_operation_id}",
 		Tags: tags, Summary: "Read a release operation", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Notes: "404 `release_operation_not_found`",
 	}, func(ctx context.Context, in *ReleaseIDInput) (*ReleaseOutput, error) {
 		r, err := s.svc.Releases.GetReleaseOperation(ctx, parseID(in.ReleaseOperationID))
 		if err != nil {
@@ -76,6 +82,8 @@ func (s *Server) registerReleaseState(tags []string) {
 		Tags: tags, Summary: "What a project runs where", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Per environment and component the version a pipeline last reported, when and by whom (not probed " +
 			"live); the PROD data lock; the operations still open.",
+		Notes: "per environment and component the last reported version, when and by whom; the " +
+			"PROD data lock; open operations",
 	}, func(ctx context.Context, in *ProjectIDInput) (*ReleaseStateOut, error) {
 		st, err := s.svc.Releases.ReleaseState(ctx, parseID(in.ProjectID))
 		if err != nil {
@@ -97,6 +105,8 @@ func (s *Server) registerReleaseState(tags []string) {
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Unlocking needs confirm_unlock equal to the project's short name (422 unlock_not_confirmed). A PUT " +
 			"to the current state keeps its time and author. 409 project_retired.",
+		Notes: "`{locked, confirm_unlock}`; unlocking needs the project's short name (422 " +
+			"`unlock_not_confirmed`)",
 	}, func(ctx context.Context, in *ProdLockInput) (*ProdLockOutput, error) {
 		l, err := s.svc.Releases.SetProdLock(ctx, ActorFrom(ctx), parseID(in.ProjectID), in.Body.Locked, in.Body.ConfirmUnlock)
 		if err != nil {

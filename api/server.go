@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -115,6 +116,7 @@ type Server struct {
 	licence   *licenceCache
 	metrics   *apiMetrics
 	gateway   *liveGatewayKeys
+	ops       []Op // every declared operation, in the order registered
 }
 
 // New builds the server and registers every operation. Every service must
@@ -172,6 +174,17 @@ func (s *Server) Router() chi.Router { return s.router }
 // API is the Huma API holding every operation.
 func (s *Server) API() huma.API { return s.api }
 
+// Ops returns every declared operation in the order it was registered
+// (registerOperations' order, and each file's order within it).
+func (s *Server) Ops() []Op { return slices.Clone(s.ops) }
+
+// recordOp keeps the Op of each operation as Huma adds it (see Ops).
+func (s *Server) recordOp(_ *huma.OpenAPI, hop *huma.Operation) {
+	if op, ok := opOf(hop); ok {
+		s.ops = append(s.ops, op)
+	}
+}
+
 // Authenticator verifies bearer tokens for any adapter.
 func (s *Server) Authenticator() *Authenticator { return s.auth }
 
@@ -190,9 +203,9 @@ func (s *Server) registerOperations() {
 	s.registerProjects()
 	s.registerReleases()
 	s.registerAIModels()
-	s.registerAIGateway()
 	s.registerAINodes()
 	s.registerNodeCaches()
+	s.registerAIGateway()
 	s.registerLicence()
 	s.registerBrand()
 }
@@ -227,7 +240,7 @@ func (s *Server) humaConfig() huma.Config {
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API token: svc_pat_… or svc_sat_…"},
 	}
-	cfg.OpenAPI.OnAddOperation = append(cfg.OpenAPI.OnAddOperation, documentOperation)
+	cfg.OpenAPI.OnAddOperation = append(cfg.OpenAPI.OnAddOperation, documentOperation, s.recordOp)
 	return cfg
 }
 

@@ -74,9 +74,23 @@ func (s *Server) registerTenants() {
 	Register(s.api, Op{ID: "list-tenants", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/tenants", Tags: tags,
 		Summary: "List tenants", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest},
 		Description: "Tenants in id order; filters are exact and combine.",
+		Notes:       "filters `customer_id`, `slug`",
 	}, s.listTenants)
+	Register(s.api, Op{ID: "create-tenant", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/tenants", Tags: tags, Status: http.StatusCreated,
+		Summary: "Create a tenant", Permissions: tenancyWrite, Idempotent: true,
+		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
+		Description: "Adds a tenant to a live customer (404 customer_not_found; 409 customer_archived, slug_taken).",
+		Notes: "201; `Idempotency-Key`; 409 `slug_taken`, `customer_archived`; 404 " +
+			"`customer_not_found`",
+	}, s.createTenant)
+	s.registerTenant(tags)
+}
+
+// registerTenant declares the operations on one tenant.
+func (s *Server) registerTenant(tags []string) {
 	Register(s.api, Op{ID: "get-tenant", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Read a tenant", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Notes: "404 `tenant_not_found`",
 	}, func(ctx context.Context, in *TenantIDInput) (*TenantOutput, error) {
 		t, err := s.svc.Tenants.GetTenant(ctx, parseID(in.TenantID))
 		if err != nil {
@@ -84,21 +98,19 @@ func (s *Server) registerTenants() {
 		}
 		return &TenantOutput{Body: tenantView(*t)}, nil
 	})
-	Register(s.api, Op{ID: "create-tenant", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/tenants", Tags: tags, Status: http.StatusCreated,
-		Summary: "Create a tenant", Permissions: tenancyWrite, Idempotent: true,
-		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
-		Description: "Adds a tenant to a live customer (404 customer_not_found; 409 customer_archived, slug_taken).",
-	}, s.createTenant)
 	Register(s.api, Op{ID: "patch-tenant", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Rename a tenant (JSON Merge Patch)", Permissions: tenancyWrite,
 		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).",
+		Notes:       "rename; `slug`, `customer_id` frozen",
 	}, s.patchTenant)
 	Register(s.api, Op{ID: "delete-tenant", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Delete an empty tenant", Permissions: tenancyWrite, Destroy: true, Status: http.StatusNoContent,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Description: "Only an empty tenant (no projects, retired ones included: 409 tenant_not_empty with blockers) " +
 			"that is not the primary tenant of a live customer (409 tenant_is_primary).",
+		Notes: "only when empty (409 `tenant_not_empty`) and not the primary tenant of a live " +
+			"customer (409 `tenant_is_primary`)",
 	}, func(ctx context.Context, in *TenantIDInput) (*struct{}, error) {
 		return nil, s.svc.Tenants.DeleteTenant(ctx, ActorFrom(ctx), parseID(in.TenantID))
 	})

@@ -86,24 +86,28 @@ func (s *Server) registerUsers() {
 		Summary: "List users", Permissions: usersRead, Errors: []int{http.StatusBadRequest},
 		Description: "People in id order, deactivated included; filters combine. email is normalised and matched " +
 			"regardless of case; role lists the holders of that role.",
+		Notes: "filters `email`, `status`, `role`",
 	}, s.listUsers)
-	Register(s.api, Op{ID: "get-user", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/users/{user_id}", Tags: tags,
-		Summary: "Read a user", Permissions: usersRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Deactivated users included.",
-	}, s.getUser)
 	Register(s.api, Op{ID: "invite-user", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/users", Tags: tags, Status: http.StatusCreated,
 		Summary: "Invite a user", Permissions: usersWrite, Idempotent: true,
 		Errors: []int{http.StatusBadRequest, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); " +
 			"422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's " +
 			"effective scopes lack (required lists the missing keys).",
+		Notes: "201; `Idempotency-Key`; no password member anywhere; 409 `email_taken`",
 	}, s.inviteUser)
+	Register(s.api, Op{ID: "get-user", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/users/{user_id}", Tags: tags,
+		Summary: "Read a user", Permissions: usersRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Deactivated users included.",
+		Notes:       "404 `user_not_found`",
+	}, s.getUser)
 	Register(s.api, Op{ID: "patch-user", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/users/{user_id}", Tags: tags,
 		Summary: "Change a user (JSON Merge Patch)", Permissions: usersWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set " +
 			"(422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated " +
 			"user is 409 user_deactivated. A patch that changes nothing is not audited.",
+		Notes: "display name and roles",
 	}, s.patchUser)
 	Register(s.api, Op{ID: "deactivate-user", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/users/{user_id}", Tags: tags,
 		Summary: "Deactivate a user", Permissions: usersWrite, Destroy: true, Status: http.StatusNoContent,
@@ -111,6 +115,8 @@ func (s *Server) registerUsers() {
 		Description: "Deactivates (never deletes) a person: their tokens answer 401 principal_disabled from the next " +
 			"request. Deactivating a deactivated user succeeds and changes nothing. Nobody can deactivate themself " +
 			"(409 cannot_deactivate_self), nor the last active administrator (409 last_administrator).",
+		Notes: "deactivates (never deletes); the person's tokens then answer 401 " +
+			"`principal_disabled`; never the last administrator (409 `last_administrator`)",
 	}, s.deactivateUser)
 }
 
