@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"testing"
 
 	"platformapi/api/apitest"
+	"platformapi/api/schemawalk"
 	"platformapi/resources"
 )
 
@@ -22,29 +22,9 @@ func TestOpenAPI_EveryComponentSchemaIsReferenced(t *testing.T) {
 		t.Fatalf("openapi.json: status %d", r.Status)
 	}
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	delete(doc["components"].(map[string]any), "schemas")
-	ref := regexp.MustCompile(`"#/components/schemas/([^"]+)"`)
-	refsOf := func(v any) []string {
-		raw, _ := json.Marshal(v)
-		var names []string
-		for _, m := range ref.FindAllSubmatch(raw, -1) {
-			names = append(names, string(m[1]))
-		}
-		return names
-	}
-	reached := map[string]bool{}
-	for queue := refsOf(doc); len(queue) > 0; queue = queue[1:] {
-		name := queue[0]
-		if reached[name] {
-			continue
-		}
-		s, ok := schemas[name]
-		if !ok {
-			t.Errorf("a reference names schema %s, which the document lacks", name)
-			continue
-		}
-		reached[name] = true
-		queue = append(queue, refsOf(s)...)
+	reached, missing := schemawalk.Reachable(doc, schemas)
+	for _, name := range missing {
+		t.Errorf("a reference names schema %s, which the document lacks", name)
 	}
 	for name := range schemas {
 		if !reached[name] {

@@ -2,11 +2,11 @@ package api
 
 import (
 	"encoding/json"
-	"maps"
-	"regexp"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"platformapi/api/schemawalk"
 )
 
 // responseHeaders are the headers the shared middleware sends, declared once
@@ -147,41 +147,18 @@ func walkSchema(s *huma.Schema, seen map[*huma.Schema]bool, fix func(*huma.Schem
 // and Optional members inline their type's schema (a $ref cannot be made
 // nullable), which leaves the registered component behind unused.
 func pruneUnusedSchemas(oapi *huma.OpenAPI) {
-	schemas := oapi.Components.Schemas.Map()
-	all := maps.Clone(schemas)
-	clear(schemas) // what refers to schemas, apart from the schemas themselves
-	outside, err := json.Marshal(oapi)
-	maps.Copy(schemas, all)
-	if err != nil {
+	var doc map[string]any
+	raw, err := json.Marshal(oapi)
+	if err != nil || json.Unmarshal(raw, &doc) != nil {
 		return // the document is marshalled again when served, and fails there
 	}
-	used := map[string]bool{}
-	queue := schemaRefs(outside)
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		if used[name] || schemas[name] == nil {
-			continue
-		}
-		used[name] = true
-		if raw, err := json.Marshal(schemas[name]); err == nil {
-			queue = append(queue, schemaRefs(raw)...)
-		}
-	}
+	components, _ := doc["components"].(map[string]any)
+	generic, _ := components["schemas"].(map[string]any)
+	used, _ := schemawalk.Reachable(doc, generic)
+	schemas := oapi.Components.Schemas.Map()
 	for name := range schemas {
 		if !used[name] {
 			delete(schemas, name)
 		}
 	}
-}
-
-// schemaRefPattern finds the component schemas a JSON text refers to.
-var schemaRefPattern = regexp.MustCompile(`"#/components/schemas/([^"]+)"`)
-
-func schemaRefs(doc []byte) []string {
-	var names []string
-	for _, m := range schemaRefPattern.FindAllSubmatch(doc, -1) {
-		names = append(names, string(m[1]))
-	}
-	return names
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"platformapi/api"
+	"platformapi/api/schemawalk"
 	"platformapi/resources"
 )
 
@@ -130,31 +131,12 @@ func contractPartFor(full, tag map[string]any, name string) ([]byte, error) {
 	comps, _ := full["components"].(map[string]any)
 	all, _ := comps["schemas"].(map[string]any)
 	schemas := map[string]any{}
-	addReferenced(paths, all, schemas)
+	reached, _ := schemawalk.Reachable(paths, all)
+	for name := range reached {
+		schemas[name] = all[name]
+	}
 	part := map[string]any{"openapi": full["openapi"], "info": full["info"], "servers": full["servers"],
 		"tags": []any{tag}, "paths": paths,
 		"components": map[string]any{"schemas": schemas, "securitySchemes": comps["securitySchemes"]}}
 	return json.Marshal(part)
-}
-
-// addReferenced copies into out every component schema v references,
-// transitively.
-func addReferenced(v any, all, out map[string]any) {
-	switch x := v.(type) {
-	case map[string]any:
-		if ref, ok := x["$ref"].(string); ok && strings.HasPrefix(ref, componentPrefix) {
-			name := strings.TrimPrefix(ref, componentPrefix)
-			if _, seen := out[name]; !seen && all[name] != nil {
-				out[name] = all[name]
-				addReferenced(all[name], all, out)
-			}
-		}
-		for _, e := range x {
-			addReferenced(e, all, out)
-		}
-	case []any:
-		for _, e := range x {
-			addReferenced(e, all, out)
-		}
-	}
 }

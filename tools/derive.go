@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"platformapi/api"
+	"platformapi/api/schemawalk"
 )
 
 // toolSpec is one derived tool and what its handler needs to rebuild the
@@ -197,11 +199,9 @@ func paramSchema(doc *huma.OpenAPI, p *huma.Param) (map[string]any, error) {
 	if m == nil {
 		m = map[string]any{}
 	}
-	v, err := inlineRefs(doc, m, nil)
-	if err != nil {
+	if err := inlineRefs(doc, m, nil); err != nil {
 		return nil, err
 	}
-	m, _ = v.(map[string]any)
 	compact(m)
 	if p.Description != "" {
 		m["description"] = p.Description
@@ -209,36 +209,27 @@ func paramSchema(doc *huma.OpenAPI, p *huma.Param) (map[string]any, error) {
 	return m, nil
 }
 
-// inlineRefs replaces every {"$ref": "#/components/schemas/X"} inside v by
-// the referenced schema, so the tool's input schema stands alone. stack
-// holds the references being expanded, to refuse a recursive schema.
-func inlineRefs(doc *huma.OpenAPI, v any, stack []string) (any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		if ref, ok := x["$ref"].(string); ok {
-			return inlineRef(doc, ref, stack)
+// inlineRefs replaces every {"$ref": "#/components/schemas/X"} inside
+// schema by the referenced schema, so the tool's input schema stands alone.
+// stack holds the references being expanded, to refuse a recursive schema.
+func inlineRefs(doc *huma.OpenAPI, schema map[string]any, stack []string) error {
+	return schemawalk.Walk(schema, func(node map[string]any) error {
+		ref, ok := node["$ref"].(string)
+		if !ok {
+			return nil
 		}
-		for k, e := range x {
-			r, err := inlineRefs(doc, e, stack)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = r
+		target, err := inlineRef(doc, ref, stack)
+		if err != nil {
+			return err
 		}
-	case []any:
-		for i, e := range x {
-			r, err := inlineRefs(doc, e, stack)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = r
-		}
-	}
-	return v, nil
+		clear(node)
+		maps.Copy(node, target)
+		return schemawalk.SkipChildren // inlineRef inlined target's references
+	})
 }
 
 // inlineRef resolves one component reference, recursively inlined.
-func inlineRef(doc *huma.OpenAPI, ref string, stack []string) (any, error) {
+func inlineRef(doc *huma.OpenAPI, ref string, stack []string) (map[string]any, error) {
 	if slices.Contains(stack, ref) {
 		return nil, fmt.Errorf("recursive schema %s cannot be a tool argument", ref)
 	}
@@ -253,7 +244,10 @@ func inlineRef(doc *huma.OpenAPI, ref string, stack []string) (any, error) {
 	if err := remarshal(target, &m); err != nil {
 		return nil, err
 	}
-	return inlineRefs(doc, m, append(stack, ref))
+	if err := inlineRefs(doc, m, append(stack, ref)); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // remarshal converts v to a generic JSON value through its JSON encoding.

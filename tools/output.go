@@ -10,10 +10,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"platformapi/api"
+	"platformapi/api/schemawalk"
 )
-
-// componentPrefix starts every component reference of the OpenAPI document.
-const componentPrefix = "#/components/schemas/"
 
 // outputSchema derives a tool's output schema from the operation's 200 JSON
 // answer: the answer's object schema with every component it references in
@@ -33,13 +31,13 @@ func outputSchema(doc *huma.OpenAPI, op *huma.Operation) (json.RawMessage, strin
 	defs := map[string]any{}
 	rootName := ""
 	if ref, ok := root["$ref"].(string); ok {
-		rootName = strings.TrimPrefix(ref, componentPrefix)
+		rootName = strings.TrimPrefix(ref, schemawalk.ComponentPrefix)
 		var err error
 		if root, err = outputComponent(doc, ref); err != nil {
 			return nil, "", err
 		}
 	}
-	if err := collectDefs(doc, root, defs, rootName); err != nil {
+	if err := collectDefs(doc, root, defs); err != nil {
 		return nil, "", err
 	}
 	if root["type"] != "object" {
@@ -89,58 +87,46 @@ func outputComponent(doc *huma.OpenAPI, ref string) (map[string]any, error) {
 	return m, err
 }
 
+// limitKeywords are the limits dropLimits removes.
+var limitKeywords = []string{
+	"maxLength", "minLength", "maxProperties", "minimum", "maximum", "pattern",
+}
+
 // dropLimits removes the limits of what clients send (lengths, numeric
 // bounds, patterns, member counts) at any depth: an answer's values are
 // the server's, so they only cost an agent tokens.
-func dropLimits(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range []string{"maxLength", "minLength", "maxProperties", "minimum", "maximum", "pattern"} {
-			delete(x, k)
+func dropLimits(schema map[string]any) {
+	schemawalk.Each(schema, func(node map[string]any) {
+		for _, k := range limitKeywords {
+			delete(node, k)
 		}
-		for _, e := range x {
-			dropLimits(e)
-		}
-	case []any:
-		for _, e := range x {
-			dropLimits(e)
-		}
-	}
+	})
 }
 
-// collectDefs rewrites the component references inside v to #/$defs/… and
-// adds each referenced component (recursively) to defs. A reference to the
-// root's own component (recursion) is kept in $defs as well.
-func collectDefs(doc *huma.OpenAPI, v any, defs map[string]any, rootName string) error {
-	switch x := v.(type) {
-	case map[string]any:
-		compact(x)
-		if ref, ok := x["$ref"].(string); ok && strings.HasPrefix(ref, componentPrefix) {
-			name := strings.TrimPrefix(ref, componentPrefix)
-			x["$ref"] = "#/$defs/" + name
-			if _, seen := defs[name]; seen {
-				return nil
-			}
-			def, err := outputComponent(doc, ref)
+// collectDefs compacts schema at any depth, rewrites its component
+// references to #/$defs/… and adds each referenced component (recursively)
+// to defs. A reference to the root's own component (recursion) is kept in
+// $defs as well.
+func collectDefs(doc *huma.OpenAPI, schema map[string]any, defs map[string]any) error {
+	return schemawalk.Walk(schema, func(node map[string]any) error {
+		compact(node)
+		name, ok := schemawalk.ComponentRef(node)
+		if !ok {
+			return nil
+		}
+		node["$ref"] = "#/$defs/" + name
+		if _, seen := defs[name]; !seen {
+			def, err := outputComponent(doc, schemawalk.ComponentPrefix+name)
 			if err != nil {
 				return err
 			}
 			defs[name] = def
-			return collectDefs(doc, def, defs, rootName)
-		}
-		for _, e := range x {
-			if err := collectDefs(doc, e, defs, rootName); err != nil {
+			if err := collectDefs(doc, def, defs); err != nil {
 				return err
 			}
 		}
-	case []any:
-		for _, e := range x {
-			if err := collectDefs(doc, e, defs, rootName); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return schemawalk.SkipChildren
+	})
 }
 
 // compact drops what an agent does not need from one schema object.
@@ -266,42 +252,31 @@ func itemDefName(raw json.RawMessage) string {
 // dropRequired removes the required lists and string formats of a shared
 // record at any depth, leaving its members' types: which members are always
 // present and how timestamps are spelled is told by the record's list tool
-// (and the contract); here it would only repeat it. The root's anyOf (the
-// problem alternative) is kept.
-func dropRequired(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		if _, ok := x["required"].([]any); ok {
-			delete(x, "required")
+// (and the contract); here it would only repeat it. It runs before
+// admitProblems adds the problem alternative, which keeps its required.
+func dropRequired(schema any) {
+	schemawalk.Each(schema, func(node map[string]any) {
+		if _, ok := node["required"].([]any); ok {
+			delete(node, "required")
 		}
-		if _, ok := x["format"].(string); ok {
-			delete(x, "format")
+		if _, ok := node["format"].(string); ok {
+			delete(node, "format")
 		}
-		for k, e := range x {
-			if k != "anyOf" {
-				dropRequired(e)
-			}
-		}
-	case []any:
-		for _, e := range x {
-			dropRequired(e)
-		}
-	}
+	})
 }
 
-// dropDescriptions removes every description at any depth.
-func dropDescriptions(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, "description")
-		for _, e := range x {
-			dropDescriptions(e)
+// dropDescriptions removes every description at any depth. It also drops
+// a member named description from properties, as the walker before
+// schemawalk did (it took every object for a schema): get-ai-model's
+// snapshot lacks AIModel.description, and listing it costs 10 of the 2
+// tokens tools/list has left under its budget. To fix with a refresh.
+func dropDescriptions(schema any) {
+	schemawalk.Each(schema, func(node map[string]any) {
+		delete(node, "description")
+		if props, ok := node["properties"].(map[string]any); ok {
+			delete(props, "description")
 		}
-	case []any:
-		for _, e := range x {
-			dropDescriptions(e)
-		}
-	}
+	})
 }
 
 // problemBranch is what a tool error's structured content (a problem
