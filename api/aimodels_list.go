@@ -60,7 +60,7 @@ func (s *Server) registerAIModelList(tags []string) {
 	Register(s.api, Op{ID: "list-ai-models", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/models", Tags: tags,
 		Summary: "List the AI model catalogue", Permissions: aiModelReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name " +
-			"and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id.",
+			"and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.",
 		Notes: "filters `status`, `category`, `vendor`, `org`, `gateway_tier`, `serving_node`, " +
 			"`gated`; `q` substring of repo, display name, summary; `sort` `id`, " +
 			"`param_count_b`, `size_gb` with `order`",

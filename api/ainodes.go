@@ -106,9 +106,9 @@ func (s *Server) registerAINodes() {
 	tags := []string{"AI"}
 	Register(s.api, Op{ID: "list-ai-nodes", Toolset: ToolsetAI, OpenWorld: true, Method: http.MethodGet, Path: "/ai/nodes", Tags: tags,
 		Summary: "List AI nodes", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "The roster in hostname order with live values from monitoring and the node agents; what " +
+		Description: "Nodes in hostname order with live values from monitoring and node agents; what " +
 			"does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live " +
-			"status; model (catalogue id or repo): the nodes serving or caching it.",
+			"status; model (catalogue id or repo): nodes serving or caching it.",
 		Notes: "roster + live monitoring; filters `site`, `gpu_class`, `status`, `model` (a " +
 			"catalogue id or repo: nodes serving it live or holding a node cache of it; 404 " +
 			"`ai_model_not_found` for an unknown id); page carries `monitoring_reachable`",

@@ -265,18 +265,10 @@ func dropRequired(schema any) {
 	})
 }
 
-// dropDescriptions removes every description at any depth. It also drops
-// a member named description from properties, as the walker before
-// schemawalk did (it took every object for a schema): get-ai-model's
-// snapshot lacks AIModel.description, and listing it costs 10 of the 2
-// tokens tools/list has left under its budget. To fix with a refresh.
+// dropDescriptions removes every schema's description at any depth (a
+// property named description is data, and stays).
 func dropDescriptions(schema any) {
-	schemawalk.Each(schema, func(node map[string]any) {
-		delete(node, "description")
-		if props, ok := node["properties"].(map[string]any); ok {
-			delete(props, "description")
-		}
-	})
+	schemawalk.Each(schema, func(node map[string]any) { delete(node, "description") })
 }
 
 // problemBranch is what a tool error's structured content (a problem
