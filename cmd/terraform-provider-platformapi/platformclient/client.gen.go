@@ -3115,7 +3115,7 @@ type ClientInterface interface {
 
 	// ListAiModels List the AI model catalogue
 	//
-	// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id.
+	// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -3197,7 +3197,7 @@ type ClientInterface interface {
 
 	// ListAiNodes List AI nodes
 	//
-	// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
+	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -3316,7 +3316,7 @@ type ClientInterface interface {
 
 	// ListCustomers List customers
 	//
-	// Customers in id order, archived included; filters are exact and combine. include=project_count adds each customer's number of projects. Never contacts the code host.
+	// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -4004,7 +4004,7 @@ func (c *Client) ListAiGatewayTiers(ctx context.Context, params *ListAiGatewayTi
 
 // ListAiModels List the AI model catalogue
 //
-// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id.
+// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -4166,7 +4166,7 @@ func (c *Client) PatchAiModelWithApplicationMergePatchPlusJSONBody(ctx context.C
 
 // ListAiNodes List AI nodes
 //
-// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
+// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -4415,7 +4415,7 @@ func (c *Client) GetBrandAssetContent(ctx context.Context, assetId string, reqEd
 
 // ListCustomers List customers
 //
-// Customers in id order, archived included; filters are exact and combine. include=project_count adds each customer's number of projects. Never contacts the code host.
+// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
@@ -9235,7 +9235,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiModelsWithResponse List the AI model catalogue
 	//
-	// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id.
+	// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -9323,7 +9323,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiNodesWithResponse List AI nodes
 	//
-	// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
+	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -9462,7 +9462,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListCustomersWithResponse List customers
 	//
-	// Customers in id order, archived included; filters are exact and combine. include=project_count adds each customer's number of projects. Never contacts the code host.
+	// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -22208,7 +22208,7 @@ func (c *ClientWithResponses) ListAiGatewayTiersWithResponse(ctx context.Context
 
 // ListAiModelsWithResponse List the AI model catalogue
 //
-// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b or size_gb orders by that value (rows without it last), then by id.
+// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -22344,7 +22344,7 @@ func (c *ClientWithResponses) PatchAiModelWithApplicationMergePatchPlusJSONBodyW
 
 // ListAiNodesWithResponse List AI nodes
 //
-// The roster in hostname order with live values from monitoring and the node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): the nodes serving or caching it.
+// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -22561,7 +22561,7 @@ func (c *ClientWithResponses) GetBrandAssetContentWithResponse(ctx context.Conte
 
 // ListCustomersWithResponse List customers
 //
-// Customers in id order, archived included; filters are exact and combine. include=project_count adds each customer's number of projects. Never contacts the code host.
+// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
