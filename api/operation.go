@@ -243,6 +243,11 @@ func (op Op) describeLicence() string {
 }
 
 // opOf returns the Op declared for a Huma operation.
+// Declared returns the declaration an operation was registered with by
+// Register, for adapters that derive from it (the MCP tools); false for an
+// operation registered otherwise.
+func Declared(hop *huma.Operation) (Op, bool) { return opOf(hop) }
+
 func opOf(hop *huma.Operation) (Op, bool) {
 	op, ok := hop.Metadata[metaKey].(Op)
 	return op, ok

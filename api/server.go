@@ -117,6 +117,7 @@ type Server struct {
 	metrics   *apiMetrics
 	gateway   *liveGatewayKeys
 	ops       []Op // every declared operation, in the order registered
+	opByID    map[string]Op
 }
 
 // New builds the server and registers every operation. Every service must
@@ -182,6 +183,10 @@ func (s *Server) Ops() []Op { return slices.Clone(s.ops) }
 func (s *Server) recordOp(_ *huma.OpenAPI, hop *huma.Operation) {
 	if op, ok := opOf(hop); ok {
 		s.ops = append(s.ops, op)
+		if s.opByID == nil {
+			s.opByID = map[string]Op{}
+		}
+		s.opByID[op.ID] = op
 	}
 }
 

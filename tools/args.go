@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"net/url"
 	"strconv"
@@ -40,38 +41,28 @@ func decodeArgs(req mcp.CallToolRequest) (map[string]any, error) {
 	return args, nil
 }
 
-// target renders the REST request line (path and query, under api.Prefix)
-// for the arguments. Path arguments are path-escaped; query arguments keep
-// the operation's array style; unknown arguments are forwarded as query
-// parameters so that Huma refuses them with its own problem document.
-// A missing or empty path argument is a 400 invalid_parameter naming it.
-func (s toolSpec) target(args map[string]any) (string, error) {
-	path, q := s.path, url.Values{}
-	rest := make(map[string]any, len(args))
-	for k, v := range args {
-		rest[k] = v
-	}
+// call is the in-process call of the operation for the arguments: path
+// arguments by name, query arguments in the operation's array style;
+// unknown arguments are forwarded as query parameters so that Huma refuses
+// them with its own problem document. A missing or empty path argument is
+// refused by api.Server.Invoke (400 invalid_parameter naming it).
+func (s toolSpec) call(args map[string]any) api.Call {
+	c := api.Call{Operation: s.tool.Name, Path: map[string]string{}, Query: url.Values{}}
+	rest := maps.Clone(args)
 	for _, p := range s.params {
 		v, ok := rest[p.name]
 		delete(rest, p.name)
 		switch {
-		case p.in == "path" && (!ok || v == nil || argString(v) == ""):
-			return "", &resources.Error{Kind: resources.KindBadRequest, Code: api.CodeInvalidParameter, Field: p.name,
-				Detail: "the argument " + p.name + " is required"}
-		case p.in == "path":
-			path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(argString(v)))
-		case ok && v != nil:
-			addQuery(q, p, v)
+		case p.in == "path" && ok && v != nil:
+			c.Path[p.name] = argString(v)
+		case p.in == "query" && ok && v != nil:
+			addQuery(c.Query, p, v)
 		}
 	}
 	for k, v := range rest {
-		q.Set(k, argString(v))
+		c.Query.Set(k, argString(v))
 	}
-	target := api.Prefix + path
-	if enc := q.Encode(); enc != "" {
-		target += "?" + enc
-	}
-	return target, nil
+	return c
 }
 
 // addQuery adds one query argument: an array as repeated keys when the

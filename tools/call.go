@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -18,40 +17,44 @@ import (
 	"platformapi/resources"
 )
 
-// handler answers a tools/call of spec by serving the equivalent GET through
-// the root router in-process, with the caller's credential (authenticated
-// once, by the POST's guard) and address: permissions, rate limit, audit and
-// problem documents are exactly those of REST. The result is bounded by the
-// call's budget (api.DefaultPageBudget for a list called without limit,
+// handler answers a tools/call of spec by running its operation in-process
+// (api.Server.Invoke) with the caller's credential (authenticated once, by
+// the POST's guard) and address: permissions, audit and problem documents
+// are exactly those of REST. The result is bounded by the call's budget
+// (api.DefaultPageBudget for a list called without limit,
 // api.MaxResultBudget otherwise).
 func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if outer, ok := outerFrom(ctx); ok && outer.refused != nil {
+		outer, ok := outerFrom(ctx)
+		switch {
+		case !ok:
+			return nil, errors.New("tools: tool call without its POST /mcp request") // an internal fault
+		case outer.refused != nil:
 			return m.errorResult(ctx, spec, outer.refused), nil
 		}
 		args, err := decodeArgs(req)
 		if err != nil {
 			return m.errorResult(ctx, spec, err), nil
 		}
-		target, err := spec.target(args)
-		if err != nil {
-			return m.errorResult(ctx, spec, err), nil
-		}
-		budget := api.MaxResultBudget
+		c := spec.call(args)
+		c.Credential, c.Paid, c.RemoteAddr, c.Host = outer.cred, outer.method == api.MCPToolCall,
+			outer.remoteAddr, outer.host
+		c.Budget = api.MaxResultBudget
 		if _, limited := args["limit"]; spec.list && !limited {
-			budget = api.DefaultPageBudget
+			c.Budget = api.DefaultPageBudget
 		}
-		rec, err := m.serveInner(api.WithResultBudget(ctx, budget), spec.tool.Name, target)
+		a, err := m.srv.Invoke(ctx, c)
 		if ctx.Err() != nil { // the client cancelled the call: not a fault of ours
 			return m.errorResult(ctx, spec, cancelled()), nil
 		}
 		if err != nil {
 			return m.errorResult(ctx, spec, err), nil
 		}
-		if ok := rec.status < 300 && rec.body.Len() > budget*api.BytesPerToken; ok {
-			return m.errorResult(ctx, spec, m.tooLarge(spec, rec.body.Len(), budget)), nil
+		copyRateHeaders(outer.header, a.Header)
+		if a.Status < 300 && a.Body.Len() > c.Budget*api.BytesPerToken {
+			return m.errorResult(ctx, spec, m.tooLarge(spec, a.Body.Len(), c.Budget)), nil
 		}
-		return m.toolResult(spec, rec), nil
+		return m.toolResult(spec, a), nil
 	}
 }
 
@@ -61,49 +64,26 @@ func cancelled() error {
 		Detail: "the client cancelled this call (notifications/cancelled); nothing more was done for it"}
 }
 
-// serveInner serves GET target through the root router and records the
-// answer. The context keeps the outer request id (the request-id middleware
-// reuses it), carries the outer credential and is marked as an MCP tool
-// call (its POST took the call's two units, so the GET costs nothing more).
-// Chi's route context of POST /mcp is cleared: chi would otherwise reuse it
-// and route the GET as a POST. Rate-limit headers (and Retry-After) the GET
-// sets (a call whose POST did not pay) are copied onto the POST's answer.
-func (m *MCP) serveInner(ctx context.Context, tool, target string) (*recorder, error) {
-	outer, ok := outerFrom(ctx)
-	if !ok {
-		return nil, errors.New("tools: tool call without its POST /mcp request") // an internal fault
-	}
-	ctx = api.WithAuthenticated(api.WithMCPTool(ctx, tool, outer.method == api.MCPToolCall), outer.cred)
-	ctx = context.WithValue(ctx, chi.RouteCtxKey, nil)
-	r, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-	if err != nil {
-		return nil, err
-	}
-	r.RemoteAddr, r.Host = outer.remoteAddr, outer.host
-	r.Header.Set("Accept", "application/json")
-	rec := newRecorder()
-	m.srv.Router().ServeHTTP(rec, r)
+// copyRateHeaders puts the rate-limit headers (and Retry-After) an
+// operation set (a call whose POST did not pay) on the POST's answer.
+func copyRateHeaders(outer, inner http.Header) {
 	for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy", "Retry-After"} {
-		if v := rec.header.Get(h); v != "" {
-			outer.header.Set(h, v)
+		if v := inner.Get(h); v != "" {
+			outer.Set(h, v)
 		}
 	}
-	return rec, nil
 }
 
-// toolResult converts the recorded REST answer. A 2xx JSON object becomes
+// toolResult converts the operation's answer. A 2xx JSON object becomes
 // structured content and text, both the exact body (its bytes are written
 // as they are: never decoded and encoded again); any other 2xx body is
 // text. Anything else is a tool error: the problem document, with hints for
 // the agent (see hint), as structured content and as its text.
-func (m *MCP) toolResult(spec toolSpec, rec *recorder) *mcp.CallToolResult {
-	body := rec.body.Bytes()
-	if rec.status == 0 { // nothing written: net/http would send 200
-		rec.status = http.StatusOK
-	}
-	if rec.status >= 200 && rec.status < 300 {
+func (m *MCP) toolResult(spec toolSpec, a *api.Answer) *mcp.CallToolResult {
+	body := a.Body.Bytes()
+	if a.Status >= 200 && a.Status < 300 {
 		res := mcp.NewToolResultText(string(body))
-		if isJSONObject(rec.header.Get("Content-Type"), body) {
+		if isJSONObject(a.Header.Get("Content-Type"), body) {
 			res.RawStructuredContent = json.RawMessage(body)
 		}
 		return res
@@ -162,30 +142,4 @@ func jsonObject(body []byte) map[string]any {
 		return nil
 	}
 	return obj
-}
-
-// recorder is a minimal http.ResponseWriter that keeps an in-process
-// answer: status, headers and body.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func newRecorder() *recorder { return &recorder{header: http.Header{}} }
-
-// Header implements http.ResponseWriter.
-func (r *recorder) Header() http.Header { return r.header }
-
-// WriteHeader implements http.ResponseWriter; only the first status counts.
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-}
-
-// Write implements http.ResponseWriter; writing first implies 200.
-func (r *recorder) Write(b []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	return r.body.Write(b)
 }

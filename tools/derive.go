@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -47,7 +48,14 @@ func deriveTools(doc *huma.OpenAPI) ([]toolSpec, error) {
 	seen := map[string]bool{}
 	for path, item := range doc.Paths {
 		op := item.Get
-		if op == nil || op.Hidden || !answersJSON(op) || op.Extensions[api.ExtPublic] == true {
+		if op == nil || op.Hidden || !answersJSON(op) {
+			continue
+		}
+		decl, ok := api.Declared(op)
+		if !ok {
+			return nil, fmt.Errorf("tools: GET %s: %q is not declared with api.Register", path, op.OperationID)
+		}
+		if decl.Public {
 			continue // a public GET serves what MCP offers as a resource
 		}
 		if !validToolName(op.OperationID) {
@@ -57,7 +65,7 @@ func deriveTools(doc *huma.OpenAPI) ([]toolSpec, error) {
 			return nil, fmt.Errorf("tools: GET %s: duplicate operation id %q", path, op.OperationID)
 		}
 		seen[op.OperationID] = true
-		spec, err := specFor(doc, path, op)
+		spec, err := specFor(doc, path, op, decl)
 		if err != nil {
 			return nil, fmt.Errorf("tools: %s: %w", op.OperationID, err)
 		}
@@ -105,14 +113,12 @@ func validToolName(name string) bool {
 }
 
 // specFor builds the tool of one GET operation.
-func specFor(doc *huma.OpenAPI, path string, op *huma.Operation) (toolSpec, error) {
+func specFor(doc *huma.OpenAPI, path string, op *huma.Operation, decl api.Op) (toolSpec, error) {
 	spec := toolSpec{path: path}
-	ts, _ := op.Extensions[api.ExtToolset].(string)
-	if !slices.Contains(api.Toolsets(), ts) {
-		return spec, fmt.Errorf("toolset %q is not one of %v (declare Op.Toolset)", ts, api.Toolsets())
+	if !slices.Contains(api.Toolsets(), decl.Toolset) {
+		return spec, fmt.Errorf("toolset %q is not one of %v (declare Op.Toolset)", decl.Toolset, api.Toolsets())
 	}
-	spec.toolset = ts
-	spec.permissions, _ = op.Extensions["x-permissions"].([]string)
+	spec.toolset, spec.permissions = decl.Toolset, decl.Permissions
 	props := map[string]any{}
 	required := []string{}
 	for _, p := range op.Parameters {
@@ -149,44 +155,30 @@ func specFor(doc *huma.OpenAPI, path string, op *huma.Operation) (toolSpec, erro
 		return spec, err
 	}
 	spec.rootDef = rootDef
-	spec.tool = newTool(op, raw, out)
+	spec.tool = newTool(decl, raw, out)
 	return spec, nil
 }
 
 // newTool builds the MCP tool with explicit annotations. It must use
 // NewToolWithRawSchema: mcp.NewTool plus WithRawInputSchema sets both
-// schemas and then fails to marshal.
-func newTool(op *huma.Operation, schema, output json.RawMessage) mcp.Tool {
-	desc := toolDescription(op)
-	t := mcp.NewToolWithRawSchema(op.OperationID, desc, schema)
+// schemas and then fails to marshal. The description is the declared one
+// (the OpenAPI document's adds the permission rule, which tools/list shows
+// by showing a token only the tools it can call), or the summary when none;
+// the summary is otherwise the title.
+func newTool(decl api.Op, schema, output json.RawMessage) mcp.Tool {
+	desc := cmp.Or(decl.Description, decl.Summary)
+	t := mcp.NewToolWithRawSchema(decl.ID, desc, schema)
 	t.RawOutputSchema = output
-	if desc != op.Summary { // else the description says it already
-		t.Title = op.Summary
+	if desc != decl.Summary { // else the description says it already
+		t.Title = decl.Summary
 	}
-	openWorld, _ := op.Extensions[api.ExtOpenWorld].(bool)
 	// destructiveHint and idempotentHint mean something only when
 	// readOnlyHint is false (MCP), so they are left out.
 	t.Annotations = mcp.ToolAnnotation{
 		ReadOnlyHint:  mcp.ToBoolPtr(true),
-		OpenWorldHint: mcp.ToBoolPtr(openWorld),
+		OpenWorldHint: mcp.ToBoolPtr(decl.OpenWorld),
 	}
 	return t
-}
-
-// toolDescription is the operation's description without its permission
-// paragraph (tools/list shows a token only the tools it can call), or its
-// summary when that leaves nothing; the summary itself is the tool's title.
-func toolDescription(op *huma.Operation) string {
-	var keep []string
-	for para := range strings.SplitSeq(op.Description, "\n\n") {
-		if !strings.HasPrefix(para, "Permission: ") {
-			keep = append(keep, para)
-		}
-	}
-	if len(keep) == 0 {
-		return op.Summary
-	}
-	return strings.Join(keep, "\n\n")
 }
 
 // paramSchema renders a parameter's JSON Schema (OpenAPI 3.1 dialect) with

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api"
-	"platformapi/resources"
 )
 
 type sampleIn struct {
@@ -37,12 +36,11 @@ func sampleAPI(t *testing.T, toolset string) *huma.OpenAPI {
 	_, a := humatest.New(t)
 	h := func(context.Context, *sampleIn) (*sampleOut, error) { return &sampleOut{}, nil }
 	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-		op := huma.Operation{OperationID: "op-" + m, Method: m, Path: "/things/{id}",
-			Summary: "Sum " + m, Description: "Desc " + m}
-		if m == "GET" && toolset != "" {
-			op.Extensions = map[string]any{api.ExtToolset: toolset}
+		op := api.Op{ID: "op-" + m, Method: m, Path: "/things/{id}", Summary: "Sum " + m, Description: "Desc " + m}
+		if m == "GET" {
+			op.Toolset = toolset
 		}
-		huma.Register(a, op, h)
+		api.Register(a, op, h)
 	}
 	huma.Register(a, huma.Operation{OperationID: "hidden-get", Method: "GET", Path: "/hidden/{id}", Hidden: true}, h)
 	return a.OpenAPI()
@@ -103,25 +101,12 @@ func TestDerive_OnlyVisibleGETs(t *testing.T) {
 		schema.Properties["limit"]["default"] != 10.0 {
 		t.Fatalf("schema %s", s.tool.RawInputSchema)
 	}
-	target, err := s.target(map[string]any{"id": "a/b", "tag": []any{"x", "y"}, "kinds": []any{"p", "q"},
+	c := s.call(map[string]any{"id": "a/b", "tag": []any{"x", "y"}, "kinds": []any{"p", "q"},
 		"limit": json.Number("2.0"), "must": true, "extra": nil})
-	if err != nil || target != api.Prefix+"/things/a%2Fb?extra=&kinds=p%2Cq&limit=2&must=true&tag=x&tag=y" {
-		t.Fatalf("target %q %v", target, err)
-	}
-}
-
-func TestDerive_MissingPathArgument(t *testing.T) {
-	t.Parallel()
-	specs, err := deriveTools(sampleAPI(t, api.ToolsetAudit))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range []map[string]any{{}, {"id": nil}, {"id": ""}} {
-		_, err := specs[0].target(args)
-		var re *resources.Error
-		if !errors.As(err, &re) || re.Kind != resources.KindBadRequest || re.Code != api.CodeInvalidParameter || re.Field != "id" {
-			t.Fatalf("%v: %v", args, err)
-		}
+	want := api.Call{Operation: "op-GET", Path: map[string]string{"id": "a/b"}, Query: url.Values{
+		"extra": {""}, "kinds": {"p,q"}, "limit": {"2"}, "must": {"true"}, "tag": {"x", "y"}}}
+	if d := cmp.Diff(want, c); d != "" {
+		t.Fatalf("call (-want +got):\n%s", d)
 	}
 }
 
@@ -184,5 +169,17 @@ func TestMCP_ToolSnapshots(t *testing.T) {
 		if !names[f.Name()] {
 			t.Errorf("%s snapshots no tool; rerun with UPDATE_SNAPSHOTS=1", f.Name())
 		}
+	}
+}
+
+// A tool is derived from its operation's declaration (api.Declared): a GET
+// registered without one is refused, not guessed from the document.
+func TestDerive_UndeclaredGET_Fails(t *testing.T) {
+	t.Parallel()
+	_, a := humatest.New(t)
+	h := func(context.Context, *sampleIn) (*sampleOut, error) { return &sampleOut{}, nil }
+	huma.Register(a, huma.Operation{OperationID: "bare-get", Method: "GET", Path: "/bare/{id}"}, h)
+	if _, err := deriveTools(a.OpenAPI()); err == nil || !strings.Contains(err.Error(), "not declared") {
+		t.Fatalf("an undeclared GET: %v", err)
 	}
 }

@@ -101,3 +101,22 @@ func TestMCP_EmptyFilterArgument_ToolErrorInvalidParameter(t *testing.T) {
 		}
 	}
 }
+
+// A path argument reaches its operation through api.Server.Invoke: a
+// missing or empty one is invalid_parameter naming it (never the list at
+// the parent path), and one holding a slash stays one path segment (404 of
+// the item, not another route).
+func TestMCP_PathArgument_MissingEmptyOrSlash(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermAIRead), nil, false)
+	for _, args := range []map[string]any{{}, {"hostname": nil}, {"hostname": ""}} {
+		p := problemOf(t, call(t, c, "get-ai-node", args))
+		if p["status"] != 400.0 || p["code"] != api.CodeInvalidParameter || p["field"] != "hostname" {
+			t.Fatalf("%v: %v", args, p)
+		}
+	}
+	p := problemOf(t, call(t, c, "get-ai-node", map[string]any{"hostname": "gpu-01/caches"}))
+	if p["code"] != "ai_node_not_found" {
+		t.Fatalf("a hostname with a slash: %v", p)
+	}
+}
