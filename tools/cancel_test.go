@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,68 @@ func TestMCP_CallCancelledByItsClient_ToolErrorRequestCancelledNotInternal(t *te
 			t.Fatalf("an ERROR line for a call its client cancelled: %s", line)
 		}
 	}
+}
+
+// TestMCP_CancelledNotification_OnlyTheSendersOwnCall: the server is
+// stateless, so a notifications/cancelled on its own POST names a request
+// id that any client may be using. It cancels a call of the token that sent
+// it, never another token's call in flight.
+func TestMCP_CancelledNotification_OnlyTheSendersOwnCall(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	tok := populate(t, e)
+	other := e.token(allScopes()...)
+	e.api.Monitor.SetDelay(time.Second) // the call waits for the node's live state
+	for _, c := range []struct {
+		name, sender string
+		cut          bool
+	}{{"another token", other, false}, {"the same token", tok, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			done, calls := make(chan rpcResult, 1), e.api.Monitor.Calls()
+			go func() {
+				done <- e.rpc(Path, tok, "tools/call", map[string]any{"name": "get-ai-node",
+					"arguments": map[string]any{"hostname": "gpu-1"}}, nil)
+			}()
+			for e.api.Monitor.Calls() == calls { // until the call waits on the monitor
+				select {
+				case r := <-done:
+					t.Fatalf("the call ended before it reached the monitor: %d %s", r.status, r.body)
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			// With and without a version, a null id, and the session id the
+			// caller's plain calls run under (a transport-served notification
+			// would be keyed by it).
+			victim := e.mcp.sessionFor(outerRequest{cred: callerOf(t, e, tok)}).SessionID()
+			for _, n := range []struct{ version, id string }{{"2025-11-25", ""}, {"", ""}, {"", `"id":null,`}} {
+				note := `{"jsonrpc":"2.0",` + n.id + `"method":"notifications/cancelled","params":{"requestId":1}}`
+				r := e.do(http.MethodPost, Path, map[string]string{"Authorization": "Bearer " + c.sender,
+					"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+					"MCP-Protocol-Version": n.version, "Mcp-Session-Id": victim}, note)
+				if r.status != http.StatusAccepted {
+					t.Fatalf("notifications/cancelled: %d %s", r.status, r.body)
+				}
+			}
+			r := <-done
+			var res struct {
+				StructuredContent map[string]any `json:"structuredContent"`
+			}
+			if r.status != http.StatusOK || jsonUnmarshal(r.result, &res) != nil {
+				t.Fatalf("the call: %d %s", r.status, r.body)
+			}
+			// Cut, the node answers without its live state (monitoring unreachable).
+			if cut := res.StructuredContent["monitoring_reachable"] != true; cut != c.cut {
+				t.Fatalf("call cut: %v, want %v: %s", cut, c.cut, r.body)
+			}
+		})
+	}
+}
+
+// callerOf authenticates tok as the guard does.
+func callerOf(t *testing.T, e *env, tok string) *resources.Credential {
+	t.Helper()
+	cred, err := e.srv.Authenticator().Authenticate(t.Context(), "Bearer "+tok, netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cred
 }

@@ -1,11 +1,12 @@
 // Package tools is the MCP side of platformapi: every read (GET) operation
 // declared in the api package becomes an MCP tool, served by mcp-go's
-// streamable HTTP transport (stateless) at POST /mcp on the API's router.
+// MCPServer at POST /mcp on the API's router, stateless, one handler for
+// every message (streamable HTTP, answers as single JSON bodies).
 //
 // Nothing here is written per endpoint. The tool list is derived from the
 // Huma OpenAPI document (input schema from the parameters, output schema
 // from the 200 answer, toolset and permissions from the operation's
-// declaration), and a tool call is an in-process GET through the same router
+// declaration), and a tool call runs its operation in-process (api.Server.Invoke)
 // with the caller's credential, so permissions, rate limit, audit and
 // problem documents are exactly those of REST. tools/list shows only the
 // tools the token's effective scopes can call, narrowed to the toolsets the
@@ -14,7 +15,6 @@ package tools
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"sync"
 
@@ -54,17 +54,12 @@ type Config struct {
 // MCP is the mounted MCP endpoint: the derived tools and the mcp-go server
 // answering them.
 type MCP struct {
-	srv    *api.Server
-	cfg    Config
-	specs  []toolSpec
-	byName map[string]toolSpec
-	mcp    *server.MCPServer
-	// transport is mcp-go's streamable HTTP server: every POST /mcp but a
-	// plain tools/call (see plainCall).
-	transport http.Handler
-	answers   sync.Pool // *answerBuffer, for answerCall
-	// sessionPrefix starts the id of every token session (see sessionFor).
-	sessionPrefix string
+	srv     *api.Server
+	cfg     Config
+	specs   []toolSpec
+	byName  map[string]toolSpec
+	mcp     *server.MCPServer
+	answers sync.Pool // *answerBuffer, for writeMessage
 }
 
 // New derives the tools from srv's OpenAPI document and mounts POST /mcp on
@@ -78,7 +73,7 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 	}
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
 	m := &MCP{srv: srv, cfg: cfg, specs: specs, byName: map[string]toolSpec{}}
-	m.answers.New, m.sessionPrefix = newAnswerBuffer, newSessionPrefix()
+	m.answers.New = newAnswerBuffer
 	m.mcp = server.NewMCPServer(serverName, resources.APIVersion,
 		server.WithTitle("Cloud Platform Management API"),
 		server.WithInstructions(instructions),
@@ -97,18 +92,10 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 		return nil, err
 	}
 	m.addPrompts()
-	// Stateless: no Mcp-Session-Id, any replica serves any request. The
-	// localhost DNS-rebinding guard is off because it refuses (with a plain
-	// text 403) every request a same-host reverse proxy forwards over
-	// loopback with the public Host; guard's Origin check, plus the
-	// required bearer token, is the defence instead.
-	h := server.NewStreamableHTTPServer(m.mcp,
-		server.WithStateLess(true),
-		server.WithDisableLocalhostProtection(true),
-		server.WithStreamableHTTPLogger(srv.Logger()),
-	)
-	m.transport = h
-	srv.Router().With(m.guard).Post(Path, h.ServeHTTP)
+	// Stateless: no Mcp-Session-Id, any replica serves any request. One
+	// handler answers every message (handle); mcp-go's HTTP transport is not
+	// used (docs/decisions.md says why).
+	srv.Router().Post(Path, m.handle)
 	return m, nil
 }
 

@@ -40,33 +40,22 @@ func outerFrom(ctx context.Context) (outerRequest, bool) {
 	return o, ok
 }
 
-// guard runs before mcp-go sees a POST /mcp: it refuses an Origin that is
-// not allowed (403), a missing or bad bearer token (401/503, as REST), an
-// unknown toolset (400), a body that is not application/json (415) or
-// larger than maxBodyBytes (413), each as a problem document; then it
-// charges the POST (a tool call's two units, any other message's one; a
+// handle answers POST /mcp, every message on one road: it refuses an
+// Origin that is not allowed (403), a missing or bad bearer token (401/503,
+// as REST), an unknown toolset (400), a body that is not application/json
+// (415) or larger than maxBodyBytes (413), each as a problem document; then
+// it charges the POST (a tool call's two units, any other message's one; a
 // refused tools/call becomes a tool error, any other refused message a 429
-// problem). A plain tools/call is then answered by answerCall, a
-// notifications/cancelled by cancelCall, any other message by next (mcp-go's
-// transport).
-func (m *MCP) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api.NoteMCP(r.Context(), "", "") // refusals below count as operation mcp too
-		o, msg, err := m.admit(w, r)
-		if err != nil {
-			m.srv.WriteError(w, r, err)
-			return
-		}
-		ctx := context.WithValue(r.Context(), outerKey{}, o)
-		switch {
-		case msg.plainCall(r.Header):
-			m.answerCall(w, r.WithContext(m.withSession(ctx, o)), msg.body)
-		case msg.isCancellation():
-			m.cancelCall(w, r.WithContext(m.withSession(ctx, o)), msg.body)
-		default:
-			next.ServeHTTP(w, r.WithContext(ctx))
-		}
-	})
+// problem), and serve answers the message under the caller's token session.
+func (m *MCP) handle(w http.ResponseWriter, r *http.Request) {
+	api.NoteMCP(r.Context(), "", "") // refusals below count as operation mcp too
+	o, msg, err := m.admit(w, r)
+	if err != nil {
+		m.srv.WriteError(w, r, err)
+		return
+	}
+	ctx := context.WithValue(r.Context(), outerKey{}, o)
+	m.serve(w, r.WithContext(m.withSession(ctx, o)), msg)
 }
 
 // admit runs the guard's checks in order and returns the facts tool calls
@@ -178,8 +167,8 @@ func checkContentType(w http.ResponseWriter, r *http.Request) error {
 		Detail: "send the JSON-RPC message as application/json"}
 }
 
-// bufferBody reads the body (at most maxBodyBytes) so that an oversized one
-// is refused before mcp-go, which reads bodies without a limit.
+// bufferBody reads the body (at most maxBodyBytes): an oversized one is
+// refused before anything reads it.
 func bufferBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil

@@ -3,16 +3,15 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // rpcMessage is what the guard reads of a POST /mcp body: the JSON-RPC
-// envelope and, for tools/call, the tool's name and the request's _meta.
+// envelope and, for tools/call, the tool's name, and the request's _meta.
 type rpcMessage struct {
 	body    []byte          // the whole message
+	object  bool            // the body is one JSON object (not a batch, not malformed)
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
@@ -26,77 +25,42 @@ type rpcMessage struct {
 
 // readMessage reads the envelope of body with the standard decoder (a
 // client's bytes). A batch or an unreadable body yields the zero message:
-// no method, no tool, never a plain call.
+// no method, no tool, not an object.
 func readMessage(body []byte) rpcMessage {
 	msg := rpcMessage{body: body}
 	if json.Unmarshal(body, &msg) != nil {
 		return rpcMessage{body: body}
 	}
+	msg.object = true
 	if msg.Method != string(mcp.MethodToolsCall) {
 		msg.Params.Name = ""
 	}
 	return msg
 }
 
-// plainCall reports whether msg, sent with header, is a tools/call request
-// of the protocol's legacy era (every version before 2026-07-28): one
-// JSON-RPC 2.0 request with a string or number id, answered in one JSON
-// body. Such a call has nothing for mcp-go's HTTP transport to do beyond
-// parsing and encoding (no session, no stream: the server is stateless), so
-// answerCall serves it. Everything else (initialize, lists, notifications,
-// batches, modern-era requests, unsupported versions, odd ids) goes to
-// mcp-go's transport unchanged.
-func (msg rpcMessage) plainCall(header http.Header) bool {
-	version := header.Get(mcp.HeaderProtocolVersion)
-	if version != "" && (!mcp.IsValidProtocolVersion(version) || mcp.IsModernProtocol(version)) {
-		return false
+// meta is the message's _meta (nil for none or an unreadable one): a
+// message of the 2026-07-28 era states its protocol version and the
+// client's capabilities there.
+func (msg rpcMessage) meta() *mcp.Meta {
+	var meta *mcp.Meta
+	if len(msg.Params.Meta) == 0 || json.Unmarshal(msg.Params.Meta, &meta) != nil {
+		return nil
 	}
-	if len(msg.Params.Meta) > 0 {
-		var meta mcp.Meta
-		if json.Unmarshal(msg.Params.Meta, &meta) != nil || mcp.IsModernProtocol(meta.ProtocolVersion()) {
-			return false
-		}
-	}
-	return msg.JSONRPC == mcp.JSONRPC_VERSION && msg.Method == string(mcp.MethodToolsCall) &&
-		len(msg.Result) == 0 && len(msg.Error) == 0 && plainID(msg.ID)
+	return meta
 }
 
-// plainID reports whether id is a JSON string or number.
-func plainID(id json.RawMessage) bool {
-	if len(id) == 0 {
-		return false
-	}
-	c := id[0]
-	return c == '"' || c == '-' || c >= '0' && c <= '9'
-}
+// isResponse reports whether msg answers a request: an id and no method.
+// This server sends clients no requests.
+func (msg rpcMessage) isResponse() bool { return msg.Method == "" && len(msg.ID) > 0 }
 
-// answerCall answers a plain call (see plainCall) the way mcp-go's
-// stateless streamable HTTP transport does, status 200 and one
-// application/json body, and skips what that transport spends on it: the
-// message parsed three more times, an ephemeral session with its channels
-// and goroutine, and the result encoded by encoding/json as a Marshaler
-// twice over (every byte of the tool's answer scanned three times). The
-// call itself is mcp-go's: MCPServer.HandleMessage finds the tool, decodes
-// the arguments, applies the tool filter and recovery, and builds the
-// JSON-RPC answer; appendCallResult writes it.
-func (m *MCP) answerCall(w http.ResponseWriter, r *http.Request, body []byte) {
-	resp := m.mcp.HandleMessage(r.Context(), body)
-	if resp == nil { // not an answerable request after all: what the transport sends
-		w.WriteHeader(http.StatusAccepted)
-		return
+// carriesAnswer reports whether a response holds an error or a result other
+// than empty (a ping's answer, {}, carries none).
+func (msg rpcMessage) carriesAnswer() bool {
+	empty := func(raw json.RawMessage) bool {
+		t := string(bytes.TrimSpace(raw))
+		return t == "" || t == "null" || t == "{}"
 	}
-	buf := m.answers.Get().(*answerBuffer)
-	defer m.release(buf)
-	if !buf.appendCallResult(resp) {
-		buf.b.Reset()
-		if err := buf.enc.Encode(resp); err != nil {
-			m.srv.WriteError(w, r, fmt.Errorf("encode the answer of a tool call: %w", err))
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.b.Bytes()) // a failed write is a client that left
+	return !empty(msg.Error) || !empty(msg.Result)
 }
 
 // answerBuffer is a reusable buffer with the encoder that writes into it.
