@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,14 @@ func TestRateLimit_601stUnitIn1Minute_429WithRetryAfter(t *testing.T) {
 	}
 	r := e.Do("GET", "/api/v1/meta", tok, nil)
 	assertProblem(t, r, 429, "rate_limited")
+	// Issue 18, R8: the budget is said as it works, here and in the README.
+	if d, _ := r.JSON(t)["detail"].(string); !strings.Contains(d, "budget of 600 units (refilled at 10 a second)") {
+		t.Fatalf("detail %q", d)
+	}
+	if readme, err := os.ReadFile("../README.md"); err != nil || strings.Contains(string(readme), "600 requests a minute") ||
+		!strings.Contains(strings.Join(strings.Fields(string(readme)), " "), "a burst of 600, refilled at 10 a second") {
+		t.Fatalf("the README says the budget otherwise (%v)", err)
+	}
 	if ra := r.Header.Get("Retry-After"); ra == "" || ra == "0" {
 		t.Fatalf("Retry-After %q", ra)
 	}

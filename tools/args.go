@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"math"
 	"net/url"
 	"strconv"
@@ -47,22 +46,33 @@ func decodeArgs(req mcp.CallToolRequest) (map[string]any, error) {
 // them with its own problem document. A missing or empty path argument is
 // refused by api.Server.Invoke (400 invalid_parameter naming it).
 func (s toolSpec) call(args map[string]any) api.Call {
-	c := api.Call{Operation: s.tool.Name, Path: map[string]string{}, Query: url.Values{}}
-	rest := maps.Clone(args)
-	for _, p := range s.params {
-		v, ok := rest[p.name]
-		delete(rest, p.name)
+	c := api.Call{Operation: s.tool.Name, Query: make(url.Values, len(args))}
+	for name, v := range args {
+		p, ok := s.param(name)
 		switch {
-		case p.in == "path" && ok && v != nil:
-			c.Path[p.name] = argString(v)
-		case p.in == "query" && ok && v != nil:
+		case !ok: // unknown: Huma refuses it by name
+			c.Query.Set(name, argString(v))
+		case v == nil:
+		case p.in == "path":
+			if c.Path == nil {
+				c.Path = make(map[string]string, 1)
+			}
+			c.Path[name] = argString(v)
+		default:
 			addQuery(c.Query, p, v)
 		}
 	}
-	for k, v := range rest {
-		c.Query.Set(k, argString(v))
-	}
 	return c
+}
+
+// param is the operation's parameter called name.
+func (s toolSpec) param(name string) (param, bool) {
+	for _, p := range s.params {
+		if p.name == name {
+			return p, true
+		}
+	}
+	return param{}, false
 }
 
 // addQuery adds one query argument: an array as repeated keys when the
