@@ -11,6 +11,7 @@ import (
 	"platformapi/api"
 	"platformapi/api/apitest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 func TestHealthz_ServedWhileTheAPIIsOff(t *testing.T) {
@@ -118,11 +119,10 @@ func TestMetrics_BackgroundJobsFinished(t *testing.T) {
 	activeProject(t, e, tok, "", nil)
 	want := `platformapi_jobs_finished_total{kind="` + resources.OpKindProjectProvision + `",outcome="completed"} 1`
 	var text string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if text = string(e.Do("GET", "/metrics", "", nil).Body); strings.Contains(text, want) {
-			break
-		}
-	}
+	testkit.Eventually(t, 5*time.Second, "/metrics counts the finished job", func() bool {
+		text = string(e.Do("GET", "/metrics", "", nil).Body)
+		return strings.Contains(text, want)
+	})
 	for _, w := range []string{want, `platformapi_job_run_seconds_count{kind="` + resources.OpKindProjectProvision + `"} 1`} {
 		if !strings.Contains(text, w) {
 			t.Errorf("/metrics lacks %q", w)

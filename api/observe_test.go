@@ -13,6 +13,7 @@ import (
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // logLines decodes the server's JSON log lines whose msg is msg.
@@ -127,15 +128,15 @@ func TestClientHangUp_NotAnInternalError_Logged499(t *testing.T) {
 		t.Fatalf("the locked list answered %d", res.StatusCode)
 	}
 	var line map[string]any
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && line == nil; {
+	testkit.Eventually(t, 0, "the abandoned request's access line", func() bool {
 		for _, l := range logLines(t, e, "request") {
 			if l["operation"] == "list-customers" {
 				line = l
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if line == nil || line["status"] != 499.0 || line["client_closed"] != true || line["level"] != "INFO" {
+		return line != nil
+	})
+	if line["status"] != 499.0 || line["client_closed"] != true || line["level"] != "INFO" {
 		t.Fatalf("access line of the abandoned request: %v", line)
 	}
 	if logs := e.LogText(); strings.Contains(logs, `"level":"ERROR"`) || strings.Contains(logs, `"code":"internal"`) {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
 
 	"platformapi/bunstore/pgtest"
+	"platformapi/resources/testkit"
 )
 
 // cacheSummary is what a model's node_caches_json says: hostname/status
@@ -116,17 +116,13 @@ func TestModelCachesColumn_ConcurrentChangesKeepBoth(t *testing.T) {
 // waitForLockWait waits until a backend of db's database waits for a lock.
 func waitForLockWait(t *testing.T, db *bun.DB) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for ; time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	testkit.Eventually(t, 0, "a backend waiting for a lock", func() bool {
 		var n int
 		err := db.NewRaw(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
 			AND wait_event_type = 'Lock'`).Scan(context.Background(), &n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			return
-		}
-	}
-	t.Fatal("no backend waited for a lock in 10 s")
+		return n > 0
+	})
 }

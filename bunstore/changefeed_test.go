@@ -54,11 +54,8 @@ func runFeed(t *testing.T, dsn string, log *testkit.LockedBuffer) (*bunstore.Cha
 	go func() { defer close(done); feed.Run(ctx, sink) }()
 	t.Cleanup(func() { cancel(); <-done; _ = db.Close() }) // before the database is dropped
 	sink.next(t, "resync")
-	for deadline := time.Now().Add(5 * time.Second); !feed.Listening(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) { // it counts as listening right after the resync
-			t.Fatal("feed resynced but does not report listening")
-		}
-	}
+	// It counts as listening right after the resync.
+	testkit.Eventually(t, 5*time.Second, "the resynced feed reports listening", feed.Listening)
 	return feed, sink, db
 }
 

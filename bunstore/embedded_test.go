@@ -12,7 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"platformapi/resources/testkit"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -77,19 +78,12 @@ func childPIDs(t *testing.T, pid int) []int {
 // waitGone waits until none of pids is running (zombies count as gone).
 func waitGone(t *testing.T, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range pids {
-		for {
+		testkit.Eventually(t, 0, fmt.Sprintf("backend %d gone after the postmaster died", pid), func() bool {
 			data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 			_, rest, _ := strings.Cut(string(data), ") ")
-			if err != nil || strings.HasPrefix(rest, "Z") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("backend %d still running 10s after the postmaster died", pid)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return err != nil || strings.HasPrefix(rest, "Z")
+		})
 	}
 }
 

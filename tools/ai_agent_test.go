@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
 	"platformapi/api"
 	"platformapi/resources"
 	"platformapi/resources/nodeagent"
+	"platformapi/resources/testkit"
 )
 
 // TestMCP_AgentAsksWhatNodeCachesAndServes_InAtMostThreeCalls plays the
@@ -74,13 +74,9 @@ func copyToNode(t *testing.T, e *env, tok string) {
 		t.Fatalf("copy: %d %s", r.status, r.body)
 	}
 	opID := r.json(t)["id"].(string)
-	deadline := time.Now().Add(10 * time.Second)
-	for e.do(http.MethodGet, api.Prefix+"/operations/"+opID, auth, "").json(t)["status"] != "succeeded" {
-		if time.Now().After(deadline) {
-			t.Fatal("the copy never finished")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 0, "the copy finished", func() bool {
+		return e.do(http.MethodGet, api.Prefix+"/operations/"+opID, auth, "").json(t)["status"] == "succeeded"
+	})
 }
 
 // assertModelShowsCache reads the model over MCP: the finished copy shows on

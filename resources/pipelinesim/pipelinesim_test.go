@@ -272,9 +272,7 @@ func TestSim_Close_CancelsAReportInFlight(t *testing.T) {
 	if err := s.Dispatch(context.Background(), dispatch(1)); err != nil {
 		t.Fatal(err)
 	}
-	for rec.callCount() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, 0, "the report in flight", func() bool { return rec.callCount() > 0 })
 	s.Close() // returns only once the blocked report saw its context end
 	if s.Runs()[0].Reported {
 		t.Fatal("a cancelled report was counted as reported")

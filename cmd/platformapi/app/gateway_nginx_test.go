@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 
 	"platformapi/api/sharedcache/redistest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // nginxTemplate is the gateway example operators install; the test runs
@@ -225,15 +227,13 @@ func runNginx(t *testing.T, nginx, dir string) {
 // waitUp waits (at most 10 s) until nginx answers.
 func (g *gateway) waitUp(t *testing.T) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if res, err := http.Get("http://" + g.addr + "/"); err == nil {
+	testkit.Eventually(t, 0, "nginx answers", func() bool {
+		res, err := http.Get("http://" + g.addr + "/")
+		if err == nil {
 			_ = res.Body.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("nginx does not answer")
-		}
-	}
+		return err == nil
+	})
 }
 
 // chat sends a chat completion with key (none when "") and a spoofed tier
@@ -259,17 +259,11 @@ func (g *gateway) chat(t *testing.T, key string) (int, []byte, string) {
 // within polls until key gets status at the gateway, failing after d.
 func (g *gateway) within(t *testing.T, key string, status int, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		got, body, _ := g.chat(t, key)
-		if got == status {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway: %d %s, want %d within %v", got, body, status, d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, d, fmt.Sprintf("the gateway answers the key %d", status), func() bool {
+		got, _, _ := g.chat(t, key)
+		return got == status
+	})
+
 }
 
 // refused checks the gateway answers key with platformapi's 401 problem.

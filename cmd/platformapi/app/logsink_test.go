@@ -3,7 +3,6 @@ package app
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"platformapi/resources/testkit"
 )
@@ -16,12 +15,7 @@ func TestBufferedLog_LinesReachTheSinkWhileRunningAndAllOnStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The periodic flush writes it without any further line or a stop.
-	deadline := time.Now().Add(10 * time.Second)
-	for ; sink.String() != "first\n"; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("a buffered line never reached the sink: %q", sink.String())
-		}
-	}
+	testkit.Eventually(t, 0, "a buffered line reaches the sink", func() bool { return sink.String() == "first\n" })
 	big := strings.Repeat("x", logBufferSize) + "\n" // more than the buffer: written at once
 	if _, err := w.Write([]byte(big)); err != nil {
 		t.Fatal(err)

@@ -102,20 +102,11 @@ func TestClose_StopsTheChangeFeedBeforeTheDatabase(t *testing.T) {
 			"'platformapi change feed' AND datname = current_database()", &n)
 		return n
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for listeners() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no change-feed connection while serving:\n%s", log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 0, "a change-feed connection while serving", func() bool { return listeners() == 1 })
 	srv.Close()
 	// The backend ends a moment after the client's Terminate message.
-	for deadline := time.Now().Add(5 * time.Second); listeners() != 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d change-feed connections 5 s after Close", listeners())
-		}
-	}
+	testkit.Eventually(t, 5*time.Second, "no change-feed connection after Close",
+		func() bool { return listeners() == 0 })
 	if strings.Contains(log.String(), "change feed (PostgreSQL) lost") {
 		t.Fatalf("Close cut the feed instead of stopping it:\n%s", log.String())
 	}

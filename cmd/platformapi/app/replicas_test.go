@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -146,13 +147,8 @@ func startReplica(t *testing.T, bin, dsn, redisURL string) *replica {
 // waitLog waits until the log holds text at least n times.
 func (r *replica) waitLog(t *testing.T, text string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(r.log.String(), text) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s: %q not logged %d times", r.addr, text, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("replica %s: %q logged %d times", r.addr, text, n),
+		func() bool { return strings.Count(r.log.String(), text) >= n })
 }
 
 // get sends GET /meta with tok and returns the status.
@@ -179,11 +175,6 @@ func (r *replica) expect(t *testing.T, tok string, status int) {
 // eventually polls until tok gets status, failing after within.
 func (r *replica) eventually(t *testing.T, tok string, status int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for r.get(t, tok) != status {
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s: no %d within %v", r.addr, status, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, within, fmt.Sprintf("replica %s answers %d", r.addr, status),
+		func() bool { return r.get(t, tok) == status })
 }

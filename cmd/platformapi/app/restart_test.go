@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"platformapi/resources/nodeagent"
+	"platformapi/resources/testkit"
 )
 
 // TestServe_KilledWhileProvisioning_OperationFinishesOnceAfterRestart runs
@@ -72,16 +73,14 @@ func startServer(t *testing.T, bin, dsn, addr string, flags ...string) *exec.Cmd
 			t.Logf("server log:\n%s", logs.String())
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get("http://" + addr + "/api/v1/meta"); err == nil {
+	testkit.Eventually(t, 30*time.Second, "the server answers", func() bool {
+		res, err := http.Get("http://" + addr + "/api/v1/meta")
+		if err == nil {
 			res.Body.Close()
-			return cmd
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("server did not start:\n%s", logs.String())
-	return nil
+		return err == nil
+	})
+	return cmd
 }
 
 type client struct {
@@ -111,17 +110,9 @@ func (c *client) call(method, path, body string, want int) map[string]any {
 
 func (c *client) waitStatus(path, status string, within time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		m := c.call("GET", path, "", 200)
-		if m["status"] == status {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s is %v, want %s", path, m["status"], status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.Eventually(c.t, within, path+" is "+status, func() bool {
+		return c.call("GET", path, "", 200)["status"] == status
+	})
 }
 
 // TestServe_KilledWhileCopying_CopyFinishesAfterRestartWithoutCopyingAgain

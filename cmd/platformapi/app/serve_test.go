@@ -13,6 +13,8 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+
+	"platformapi/resources/testkit"
 )
 
 // TestServeDemo_EmbeddedClusterAdminTokenAndCleanStop runs `serve --demo`
@@ -139,23 +141,21 @@ func freeAddr(t *testing.T) string {
 
 func waitWhoami(t *testing.T, addr, token string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	var m map[string]any
+	testkit.Eventually(t, 30*time.Second, "the server answers whoami", func() bool {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/whoami", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		res, err := http.DefaultClient.Do(req)
-		if err == nil {
-			defer res.Body.Close()
-			var m map[string]any
-			if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(&m) != nil {
-				t.Fatalf("whoami status %d", res.StatusCode)
-			}
-			return m
+		if err != nil {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatal("server never answered")
-	return nil
+		defer res.Body.Close()
+		if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(&m) != nil {
+			t.Fatalf("whoami status %d", res.StatusCode)
+		}
+		return true
+	})
+	return m
 }
 
 func getJSON(t *testing.T, addr, token, path string) map[string]any {
