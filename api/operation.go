@@ -116,6 +116,20 @@ func Register[I, O any](api huma.API, op Op, h func(context.Context, *I) (*O, er
 }
 
 func (op Op) huma() huma.Operation {
+	errs, params := op.errorsAndParams()
+	return huma.Operation{
+		OperationID: op.ID, Method: op.Method, Path: op.Path,
+		Summary: op.Summary, Description: op.describe(), Tags: op.Tags,
+		DefaultStatus: op.Status, Errors: errs, Security: op.security(),
+		Extensions: op.extensions(), Metadata: map[string]any{metaKey: op}, Parameters: params,
+		Deprecated: op.Deprecated != nil, MaxBodyBytes: op.MaxBodyBytes,
+	}
+}
+
+// errorsAndParams are the statuses the operation documents (the common
+// ones, its own, and those of Idempotency-Key) and its declared header
+// parameters (Idempotency-Key).
+func (op Op) errorsAndParams() ([]int, []*huma.Param) {
 	errs := slices.Concat(commonErrors, op.Errors)
 	if op.Public {
 		errs = slices.Concat(publicErrors, op.Errors)
@@ -130,46 +144,45 @@ func (op Op) huma() huma.Operation {
 			Schema: &huma.Schema{Type: "string", MinLength: ptr(1), MaxLength: ptr(255), Pattern: "^[!-~]+$"}})
 	}
 	slices.Sort(errs)
-	errs = slices.Compact(errs)
-	security := []map[string][]string{{"bearer": {}}}
-	if len(op.Permissions) > 0 {
-		security = nil
-		for _, k := range op.Permissions { // OpenAPI: alternatives are OR-ed
-			security = append(security, map[string][]string{"bearer": {k}})
+	return slices.Compact(errs), params
+}
+
+// security is the operation's OpenAPI security: a bearer token holding any
+// one of its permission keys (alternatives are OR-ed), any bearer token
+// when it names none, nothing for a public operation.
+func (op Op) security() []map[string][]string {
+	if op.Public {
+		return []map[string][]string{}
+	}
+	if len(op.Permissions) == 0 {
+		return []map[string][]string{{"bearer": {}}}
+	}
+	security := make([]map[string][]string, 0, len(op.Permissions))
+	for _, k := range op.Permissions {
+		security = append(security, map[string][]string{"bearer": {k}})
+	}
+	return security
+}
+
+// extensions are the operation's x- members: permissions, public, destroy,
+// licence feature and limit, sunset, toolset, open world.
+func (op Op) extensions() map[string]any {
+	ext := map[string]any{"x-permissions": permissionList(op.Permissions)}
+	set := func(on bool, key string, v any) {
+		if on {
+			ext[key] = v
 		}
 	}
-	if op.Public {
-		security = []map[string][]string{}
-	}
-	ext := map[string]any{"x-permissions": permissionList(op.Permissions)}
-	if op.Public {
-		ext[ExtPublic] = true
-	}
-	if op.Destroy {
-		ext["x-destroy"] = true
-	}
-	if op.Feature != "" {
-		ext["x-licence-feature"] = op.Feature
-	}
-	if op.Limit != "" {
-		ext["x-licence-limit"] = op.Limit
-	}
+	set(op.Public, ExtPublic, true)
+	set(op.Destroy, "x-destroy", true)
+	set(op.Feature != "", "x-licence-feature", op.Feature)
+	set(op.Limit != "", "x-licence-limit", op.Limit)
 	if op.Deprecated != nil {
 		ext["x-sunset"] = op.Deprecated.Sunset.UTC().Format(time.RFC3339)
 	}
-	if op.Toolset != "" {
-		ext[ExtToolset] = op.Toolset
-	}
-	if op.OpenWorld {
-		ext[ExtOpenWorld] = true
-	}
-	return huma.Operation{
-		OperationID: op.ID, Method: op.Method, Path: op.Path,
-		Summary: op.Summary, Description: op.describe(), Tags: op.Tags,
-		DefaultStatus: op.Status, Errors: errs, Security: security,
-		Extensions: ext, Metadata: map[string]any{metaKey: op}, Parameters: params,
-		Deprecated: op.Deprecated != nil, MaxBodyBytes: op.MaxBodyBytes,
-	}
+	set(op.Toolset != "", ExtToolset, op.Toolset)
+	set(op.OpenWorld, ExtOpenWorld, true)
+	return ext
 }
 
 // describe appends the permission and destroy rules to the description, so

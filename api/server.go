@@ -127,25 +127,7 @@ func New(cfg Config, svc Services) *Server {
 	if missing := svc.missing(); missing != "" {
 		panic("api.New: Services." + missing + " is nil")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Networks == nil {
-		cfg.Networks = DefaultNetworks
-	}
-	if cfg.Metrics == nil {
-		cfg.Metrics = prometheus.NewRegistry()
-	}
-	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, DefaultRequestTimeout)
-	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
-	cfg.GatewayKeyRecheck = cmp.Or(cfg.GatewayKeyRecheck, DefaultRecheck)
-	cfg.GatewayKeyUseFlush = cmp.Or(cfg.GatewayKeyUseFlush, DefaultGatewayUseFlush)
-	if cfg.Limiter == nil {
-		cfg.Limiter = NewLocalLimiter(RatePerMinute, cfg.Now)
-	}
+	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, svc: svc, cursors: NewCursors(cfg.CursorKey),
 		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now, cfg.Logger, cfg.AuthFailures),
 		apiSwitch: &apiSwitch{settings: svc.Settings, now: cfg.Now}, metrics: newMetrics(cfg.Metrics),
@@ -167,6 +149,30 @@ func New(cfg Config, svc Services) *Server {
 	s.registerOperability()
 	s.registerGatewayVerify()
 	return s
+}
+
+// withDefaults is cfg with every unset member at its default.
+func (cfg Config) withDefaults() Config {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Networks == nil {
+		cfg.Networks = DefaultNetworks
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
+	cfg.GatewayKeyRecheck = cmp.Or(cfg.GatewayKeyRecheck, DefaultRecheck)
+	cfg.GatewayKeyUseFlush = cmp.Or(cfg.GatewayKeyUseFlush, DefaultGatewayUseFlush)
+	if cfg.Limiter == nil {
+		cfg.Limiter = NewLocalLimiter(RatePerMinute, cfg.Now)
+	}
+	return cfg
 }
 
 // Router is the root handler; adapters mount further routes on it.
