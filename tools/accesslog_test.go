@@ -15,7 +15,7 @@ import (
 // POST /mcp line naming the JSON-RPC method and the tool, and one line for
 // the in-process GET it runs, with the operation, the tool and the token.
 func TestAccessLog_MCPToolCall_OuterAndInnerLines(t *testing.T) {
-	for _, legacy := range []bool{false, true} { // legacy: answered by answerCall
+	for _, legacy := range []bool{false, true} { // the newest protocol the client speaks, and a legacy one
 		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) { testAccessLines(t, legacy) })
 	}
 }

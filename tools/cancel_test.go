@@ -86,9 +86,8 @@ func TestMCP_CancelledNotification_OnlyTheSendersOwnCall(t *testing.T) {
 				case <-time.After(5 * time.Millisecond):
 				}
 			}
-			// With and without a version, a null id, and the session id the
-			// caller's plain calls run under (a transport-served notification
-			// would be keyed by it).
+			// With and without a version, a null id, and naming the session the
+			// caller's calls run under in Mcp-Session-Id (never read).
 			victim := e.mcp.sessionFor(outerRequest{cred: callerOf(t, e, tok)}).SessionID()
 			for _, n := range []struct{ version, id string }{{"2025-11-25", ""}, {"", ""}, {"", `"id":null,`}} {
 				note := `{"jsonrpc":"2.0",` + n.id + `"method":"notifications/cancelled","params":{"requestId":1}}`
