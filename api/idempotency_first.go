@@ -28,16 +28,18 @@ func (s *Server) runFirst(ctx huma.Context, body []byte, req resources.Idempoten
 	next func(huma.Context)) bool {
 	_, w := humachi.Unwrap(ctx)
 	headers := w.Header().Clone()
-	lease := &resources.Lease{Token: rand.Text(), RecoveryPoint: resources.RecoveryStarted, Request: &req}
+	lease := &resources.Lease{Token: rand.Text(), RecoveryPoint: resources.RecoveryStarted,
+		Request: &req}
 	form := &replayForm{}
-	held := &heldAnswer{humaContext: huma.WithValue(huma.WithValue(ctx, keyLease, lease), keyReplayForm, form),
-		body: body}
+	keyed := huma.WithValue(huma.WithValue(ctx, keyLease, lease), keyReplayForm, form)
+	held := &heldAnswer{humaContext: keyed, body: body}
 	s.runHeld(ctx, lease, held, next)
 	failed := held.status >= 500 || held.status == 0
 	switch {
 	case lease.ID == 0 && held.status < 300 && held.status != 0:
-		loggerFrom(ctx.Context(), s.cfg.Logger).Error("a keyed change did not write its Idempotency-Key; "+
-			"its answer is sent but not kept", "operation", ctx.Operation().OperationID)
+		loggerFrom(ctx.Context(), s.cfg.Logger).Error("a keyed change did not write its "+
+			"Idempotency-Key; its answer is sent but not kept",
+			"operation", ctx.Operation().OperationID)
 	case lease.ID == 0 && held.status < 500:
 		clear(w.Header())
 		maps.Copy(w.Header(), headers)
@@ -56,7 +58,8 @@ func (s *Server) runFirst(ctx huma.Context, body []byte, req resources.Idempoten
 
 // runHeld runs the handler into held; a panic frees the key when the run
 // wrote it, then goes on to the recoverer (a 500).
-func (s *Server) runHeld(ctx huma.Context, lease *resources.Lease, held *heldAnswer, next func(huma.Context)) {
+func (s *Server) runHeld(ctx huma.Context, lease *resources.Lease, held *heldAnswer,
+	next func(huma.Context)) {
 	defer func() {
 		if v := recover(); v != nil {
 			if lease.ID != 0 {

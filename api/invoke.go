@@ -85,8 +85,8 @@ func (s *Server) callTarget(c Call) (string, error) {
 	}
 	if i := strings.IndexByte(path, '{'); i >= 0 { // a path parameter missing or empty
 		name, _, _ := strings.Cut(path[i+1:], "}")
-		return "", &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter, Field: name,
-			Detail: "the argument " + name + " is required"}
+		return "", &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter,
+			Field: name, Detail: "the argument " + name + " is required"}
 	}
 	target := Prefix + path
 	if q := c.Query.Encode(); q != "" {

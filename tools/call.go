@@ -64,10 +64,14 @@ func cancelled() error {
 		Detail: "the client cancelled this call (notifications/cancelled); nothing more was done for it"}
 }
 
+// budgetHeaders are the headers of a token's rate budget.
+var budgetHeaders = []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy",
+	"Retry-After"}
+
 // copyRateHeaders puts the rate-limit headers (and Retry-After) an
 // operation set (a call whose POST did not pay) on the POST's answer.
 func copyRateHeaders(outer, inner http.Header) {
-	for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy", "Retry-After"} {
+	for _, h := range budgetHeaders {
 		if v := inner.Get(h); v != "" {
 			outer.Set(h, v)
 		}

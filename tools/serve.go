@@ -20,7 +20,8 @@ import (
 // era maps its codes).
 func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 	if !msg.object { // a batch or no JSON: the transport's parse error
-		m.writeMessage(w, r, rpcError(nil, mcp.PARSE_ERROR, "request body is not valid json"), http.StatusBadRequest)
+		refusal := rpcError(nil, mcp.PARSE_ERROR, "request body is not valid json")
+		m.writeMessage(w, r, refusal, http.StatusBadRequest)
 		return
 	}
 	era := eraOf(r.Header, msg)
@@ -56,7 +57,8 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 // writeMessage writes resp as one JSON body with status: a tool's answer
 // assembled from its parts (see appendCallResult), anything else encoded by
 // encoding/json as mcp-go's transport encodes it.
-func (m *MCP) writeMessage(w http.ResponseWriter, r *http.Request, resp mcp.JSONRPCMessage, status int) {
+func (m *MCP) writeMessage(w http.ResponseWriter, r *http.Request, resp mcp.JSONRPCMessage,
+	status int) {
 	buf := m.answers.Get().(*answerBuffer)
 	defer m.release(buf)
 	if !buf.appendCallResult(resp) {
@@ -131,7 +133,8 @@ func (e era) checkModern(h http.Header, msg rpcMessage) *mcp.JSONRPCError {
 		return e.refuse(msg, mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+
 			" header is required for requests carrying "+mcp.MetaKeyProtocolVersion)
 	case e.inMeta == "":
-		return e.refuse(msg, mcp.INVALID_PARAMS, "missing or invalid _meta field "+mcp.MetaKeyProtocolVersion)
+		return e.refuse(msg, mcp.INVALID_PARAMS,
+			"missing or invalid _meta field "+mcp.MetaKeyProtocolVersion)
 	case e.header != e.inMeta:
 		return e.refuse(msg, mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+" header "+e.header+
 			" does not match request "+mcp.MetaKeyProtocolVersion+" "+e.inMeta)
@@ -151,7 +154,8 @@ func (e era) checkHeaders(h http.Header, msg rpcMessage) *mcp.JSONRPCError {
 		Params json.RawMessage `json:"params"`
 	}
 	_ = json.Unmarshal(msg.body, &wrapper) // msg.object: it parsed once already
-	if err := mcp.ValidateStandardHeaders(h.Get, e.inMeta, mcp.MCPMethod(msg.Method), wrapper.Params); err != nil {
+	err := mcp.ValidateStandardHeaders(h.Get, e.inMeta, mcp.MCPMethod(msg.Method), wrapper.Params)
+	if err != nil {
 		return e.refuse(msg, mcp.HEADER_MISMATCH, err.Error())
 	}
 	return nil
