@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
@@ -119,8 +120,7 @@ func boundedBody(ctx huma.Context) io.Reader {
 // runLeased runs the handler with the lease, capturing its answer to store.
 func (s *Server) runLeased(ctx huma.Context, body []byte, lease *resources.Lease, next func(huma.Context)) {
 	form := &replayForm{}
-	rec := &recordingContext{humaContext: huma.WithValue(huma.WithValue(ctx, keyLease, lease), keyReplayForm, form),
-		body: body}
+	rec := newKeyedContext(ctx, lease, form, body, false)
 	defer func() {
 		if v := recover(); v != nil { // a panic is a 5xx: free the key, then let the recoverer answer
 			s.endLease(ctx, lease, 0, nil)
@@ -254,32 +254,61 @@ func keptHeaders(h http.Header) map[string][]string {
 	return out
 }
 
-// humaContext lets recordingContext embed huma.Context, whose own method
+// humaContext lets keyedContext embed huma.Context, whose own method
 // named Context would clash with the embedded field's default name.
 type humaContext = huma.Context
 
-// recordingContext gives the handler the buffered body and keeps a copy of
-// what it writes.
-type recordingContext struct {
+// keyedContext gives a keyed request's handler the body the middleware
+// already read, with the lease and the replay form in its context, and
+// captures the answer: held back (hold: status and body; headers go to the
+// response) until the middleware knows whether the key was written, or
+// sent as it comes with a copy kept for storing.
+type keyedContext struct {
 	humaContext
+	hold   bool
 	body   []byte
 	out    bytes.Buffer
 	status int
 }
 
-// BodyReader gives the handler the body the middleware already read.
-func (r *recordingContext) BodyReader() io.Reader { return bytes.NewReader(r.body) }
-
-// BodyWriter writes to the client and keeps a copy for the stored answer.
-func (r *recordingContext) BodyWriter() io.Writer {
-	return io.MultiWriter(r.humaContext.BodyWriter(), &r.out)
+// newKeyedContext is ctx for a keyed request's handler.
+func newKeyedContext(ctx huma.Context, lease *resources.Lease, form *replayForm, body []byte,
+	hold bool) *keyedContext {
+	keyed := huma.WithValue(huma.WithValue(ctx, keyLease, lease), keyReplayForm, form)
+	return &keyedContext{humaContext: keyed, hold: hold, body: body}
 }
 
-// SetStatus records the status and sends it.
-func (r *recordingContext) SetStatus(code int) { r.status = code; r.humaContext.SetStatus(code) }
+// BodyReader gives the handler the body the middleware already read.
+func (k *keyedContext) BodyReader() io.Reader { return bytes.NewReader(k.body) }
+
+// BodyWriter keeps what the handler writes, and sends it too unless held.
+func (k *keyedContext) BodyWriter() io.Writer {
+	if !k.hold {
+		return io.MultiWriter(k.humaContext.BodyWriter(), &k.out)
+	}
+	if k.status == 0 {
+		k.status = http.StatusOK
+	}
+	return &k.out
+}
+
+// SetStatus records the status (held: the first one counts, as net/http's)
+// and sends it unless held.
+func (k *keyedContext) SetStatus(code int) {
+	switch {
+	case !k.hold:
+		k.status = code
+		k.humaContext.SetStatus(code)
+	case k.status == 0:
+		k.status = code
+	}
+}
 
 // Status is the status the handler answered with (0: none yet).
-func (r *recordingContext) Status() int { return r.status }
+func (k *keyedContext) Status() int { return k.status }
+
+// SetReadDeadline does nothing: the body was read already.
+func (k *keyedContext) SetReadDeadline(time.Time) error { return nil }
 
 // Unwrap lets humachi.Unwrap reach the router's request and writer.
-func (r *recordingContext) Unwrap() huma.Context { return r.humaContext }
+func (k *keyedContext) Unwrap() huma.Context { return k.humaContext }

@@ -1,13 +1,10 @@
 package api
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/rand"
-	"io"
 	"maps"
 	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humachi"
@@ -31,8 +28,7 @@ func (s *Server) runFirst(ctx huma.Context, body []byte, req resources.Idempoten
 	lease := &resources.Lease{Token: rand.Text(), RecoveryPoint: resources.RecoveryStarted,
 		Request: &req}
 	form := &replayForm{}
-	keyed := huma.WithValue(huma.WithValue(ctx, keyLease, lease), keyReplayForm, form)
-	held := &heldAnswer{humaContext: keyed, body: body}
+	held := newKeyedContext(ctx, lease, form, body, true)
 	s.runHeld(ctx, lease, held, next)
 	failed := held.status >= 500 || held.status == 0
 	switch {
@@ -58,7 +54,7 @@ func (s *Server) runFirst(ctx huma.Context, body []byte, req resources.Idempoten
 
 // runHeld runs the handler into held; a panic frees the key when the run
 // wrote it, then goes on to the recoverer (a 500).
-func (s *Server) runHeld(ctx huma.Context, lease *resources.Lease, held *heldAnswer,
+func (s *Server) runHeld(ctx huma.Context, lease *resources.Lease, held *keyedContext,
 	next func(huma.Context)) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -70,40 +66,3 @@ func (s *Server) runHeld(ctx huma.Context, lease *resources.Lease, held *heldAns
 	}()
 	next(held)
 }
-
-// heldAnswer gives the handler the buffered body and holds its answer
-// (status and body; headers go to the response) until the middleware
-// knows whether the key was written.
-type heldAnswer struct {
-	humaContext
-	body   []byte
-	out    bytes.Buffer
-	status int
-}
-
-// BodyReader gives the handler the body the middleware already read.
-func (h *heldAnswer) BodyReader() io.Reader { return bytes.NewReader(h.body) }
-
-// BodyWriter keeps what the handler writes.
-func (h *heldAnswer) BodyWriter() io.Writer {
-	if h.status == 0 {
-		h.status = http.StatusOK
-	}
-	return &h.out
-}
-
-// SetStatus records the status (the first one counts, as net/http's).
-func (h *heldAnswer) SetStatus(code int) {
-	if h.status == 0 {
-		h.status = code
-	}
-}
-
-// Status is the status the handler answered with (0: none yet).
-func (h *heldAnswer) Status() int { return h.status }
-
-// SetReadDeadline does nothing: the body was read already.
-func (h *heldAnswer) SetReadDeadline(time.Time) error { return nil }
-
-// Unwrap lets humachi.Unwrap reach the router's request and writer.
-func (h *heldAnswer) Unwrap() huma.Context { return h.humaContext }
