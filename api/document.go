@@ -26,7 +26,7 @@ func documentParams(oapi *huma.OpenAPI, op Op, out reflect.Type) {
 			}
 		}
 		if p.Schema != nil && len(p.Schema.Enum) > 0 && !mentionsAll(p.Description, p.Schema.Enum) {
-			p.Description = sentence(p.Description, "One of: "+joinValues(p.Schema.Enum)+".")
+			p.Description = sentence(p.Description, EnumSentence(p.Schema.Enum))
 		}
 	}
 }
@@ -67,6 +67,12 @@ func listItemType(out reflect.Type) reflect.Type {
 		return nil
 	}
 	return items.Type.Elem()
+}
+
+// EnumSentence is the sentence a parameter's description ends with to list
+// the values of its enum.
+func EnumSentence(values []any) string {
+	return "One of: " + joinValues(values) + "."
 }
 
 func mentionsAll(desc string, values []any) bool {

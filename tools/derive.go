@@ -195,10 +195,24 @@ func paramSchema(doc *huma.OpenAPI, p *huma.Param) (map[string]any, error) {
 		return nil, err
 	}
 	compact(m)
-	if p.Description != "" {
-		m["description"] = p.Description
+	delete(m, "maxLength") // the server names an over-long argument; the limit costs tokens
+	if desc := argDescription(p, m); desc != "" {
+		m["description"] = desc
 	}
 	return m, nil
+}
+
+// argDescription is what a tool argument's description adds to its schema
+// and the server's instructions: a cursor's is said there once; an enum's
+// values are in the schema, so the sentence listing them is left out.
+func argDescription(p *huma.Param, schema map[string]any) string {
+	if p.Name == "cursor" && p.In == "query" {
+		return ""
+	}
+	if enum, ok := schema["enum"].([]any); ok {
+		return strings.TrimSpace(strings.TrimSuffix(p.Description, api.EnumSentence(enum)))
+	}
+	return p.Description
 }
 
 // inlineRefs replaces every {"$ref": "#/components/schemas/X"} inside

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -166,12 +167,12 @@ func keyOnlyRequired(root, defs map[string]any, key []string) error {
 	return nil
 }
 
-// shareDescriptions leaves the member descriptions of a record schema in
-// one tool per tools/list: a record that is the item of a list tool keeps
-// them there, and every other tool of the same toolset and permissions
-// (always listed together with it) shows the record's schema without them,
-// pointing to the list tool instead. It works on the specs' raw output
-// schemas.
+// shareDescriptions leaves a record's schema in one tool per tools/list: a
+// record that is the item of a list tool is described there, and every
+// other tool of the same toolset and permissions (always listed together
+// with it) shows the record as an object pointing to the list tool instead
+// (types, members and descriptions would only repeat what the list tool
+// says). It works on the specs' raw output schemas.
 func shareDescriptions(specs []toolSpec) error {
 	owners := map[string]toolSpec{} // def name → list tool holding its descriptions
 	for _, s := range specs {
@@ -192,22 +193,16 @@ func shareDescriptions(specs []toolSpec) error {
 		defs, _ := root["$defs"].(map[string]any)
 		changed := false
 		if owner, ok := owners[s.rootDef]; ok && sharesWith(owner, s) { // the record itself, with its $defs
-			dropDescriptions(root)
-			dropRequired(root)
-			root["description"] = sharedNote(owner)
+			root = sharedRecord(owner)
 			defs, changed = nil, true
 		}
-		for name, def := range defs {
-			owner, ok := owners[name]
-			if !ok || !sharesWith(owner, s) {
-				continue
+		for name := range defs {
+			if owner, ok := owners[name]; ok && sharesWith(owner, s) {
+				defs[name], changed = sharedRecord(owner), true
 			}
-			dropDescriptions(def)
-			dropRequired(def)
-			def.(map[string]any)["description"] = sharedNote(owner)
-			changed = true
 		}
 		if changed {
+			pruneDefs(root, defs)
 			raw, err := json.Marshal(root)
 			if err != nil {
 				return err
@@ -218,12 +213,41 @@ func shareDescriptions(specs []toolSpec) error {
 	return nil
 }
 
-// sharedNote points a shared record to the tool that describes it.
-func sharedNote(owner toolSpec) string {
+// sharedRecord is a shared record's schema where its owner describes it:
+// an object pointing to the owner.
+func sharedRecord(owner toolSpec) map[string]any {
+	note := "As the answer of " + owner.tool.Name + "."
 	if owner.list {
-		return "As the items of " + owner.tool.Name + "."
+		note = "As the items of " + owner.tool.Name + "."
 	}
-	return "As the answer of " + owner.tool.Name + "."
+	return map[string]any{"type": "object", "description": note}
+}
+
+// pruneDefs removes from defs (root's $defs) every schema root no longer
+// reaches, directly or through other $defs.
+func pruneDefs(root, defs map[string]any) {
+	reached := map[string]bool{}
+	var visit func(schema any)
+	visit = func(schema any) {
+		schemawalk.Each(schema, func(node map[string]any) {
+			name, ok := strings.CutPrefix(fmt.Sprint(node["$ref"]), "#/$defs/")
+			if ok && !reached[name] && defs[name] != nil {
+				reached[name] = true
+				visit(defs[name])
+			}
+		})
+	}
+	without := maps.Clone(root)
+	delete(without, "$defs")
+	visit(without)
+	for name := range defs {
+		if !reached[name] {
+			delete(defs, name)
+		}
+	}
+	if len(defs) == 0 {
+		delete(root, "$defs")
+	}
 }
 
 // sharesWith reports whether s is always listed together with the list tool
@@ -247,28 +271,6 @@ func itemDefName(raw json.RawMessage) string {
 		return ""
 	}
 	return strings.TrimPrefix(root.Properties.Items.Items.Ref, "#/$defs/")
-}
-
-// dropRequired removes the required lists and string formats of a shared
-// record at any depth, leaving its members' types: which members are always
-// present and how timestamps are spelled is told by the record's list tool
-// (and the contract); here it would only repeat it. It runs before
-// admitProblems adds the problem alternative, which keeps its required.
-func dropRequired(schema any) {
-	schemawalk.Each(schema, func(node map[string]any) {
-		if _, ok := node["required"].([]any); ok {
-			delete(node, "required")
-		}
-		if _, ok := node["format"].(string); ok {
-			delete(node, "format")
-		}
-	})
-}
-
-// dropDescriptions removes every schema's description at any depth (a
-// property named description is data, and stays).
-func dropDescriptions(schema any) {
-	schemawalk.Each(schema, func(node map[string]any) { delete(node, "description") })
 }
 
 // problemBranch is what a tool error's structured content (a problem

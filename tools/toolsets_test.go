@@ -12,23 +12,26 @@ import (
 )
 
 // TestMCP_ToolsList_WithinTokenBudget measures tools/list (bytes/4) for a
-// token with every scope (at most 15,000 estimated tokens) and for an
-// AI-read-only one.
+// token with every scope (at most 15,000 estimated tokens), for each
+// toolset of it and for each scope alone, and writes the figures into the
+// README.
 func TestMCP_ToolsList_WithinTokenBudget(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t).enableAPI()
-	all := e.rpc(Path, e.token(allScopes()...), "tools/list", map[string]any{}, nil)
-	ai := e.rpc(Path, e.token(resources.PermAIRead), "tools/list", map[string]any{}, nil)
-	if all.result == nil || ai.result == nil {
-		t.Fatalf("tools/list: %d %s / %d %s", all.status, all.body, ai.status, ai.body)
+	every := e.token(allScopes()...)
+	all := e.listFigures(t, Path, every)
+	byToolset := map[string]listFigures{}
+	for _, ts := range api.Toolsets() {
+		byToolset[ts] = e.listFigures(t, Path+"?toolsets="+ts, every)
 	}
-	allTok, aiTok := api.EstimateTokens(len(all.result)), api.EstimateTokens(len(ai.result))
-	allTools, aiTools := toolNames(t, all.result), toolNames(t, ai.result)
-	t.Logf("tools/list: every scope %d tools, %d bytes, %d estimated tokens; ai-read-global %d tools, %d estimated tokens",
-		len(allTools), len(all.result), allTok, len(aiTools), aiTok)
-	syncMCPReadme(t, e, allTools, mcpFigures(len(allTools), allTok, len(aiTools), aiTok))
-	if allTok > 15_000 {
-		t.Fatalf("tools/list for every scope is %d estimated tokens, over 15,000", allTok)
+	var byScope []scopeFigures
+	for _, scope := range allScopes() {
+		byScope = append(byScope, scopeFigures{scope, e.listFigures(t, Path, e.token(scope))})
+	}
+	t.Logf("tools/list: every scope %d tools, %d estimated tokens", len(all.tools), all.tokens)
+	syncMCPReadme(t, all, byToolset, byScope)
+	if all.tokens > 15_000 {
+		t.Fatalf("tools/list for every scope is %d estimated tokens, over 15,000", all.tokens)
 	}
 }
 
