@@ -10,8 +10,10 @@ import (
 
 // TokenOwner names whom a token acts for.
 type TokenOwner struct {
-	Kind string `json:"kind" enum:"user,service_account"`
-	ID   string `json:"id"`
+	Kind  string  `json:"kind" enum:"user,service_account"`
+	ID    string  `json:"id"`
+	Email *string `json:"email" nullable:"true" doc:"A person's e-mail; null for a service account"`
+	Name  string  `json:"name" doc:"A person's display name or the service account's name"`
 }
 
 // APIToken is a token's metadata; its value is never shown by the API.
@@ -47,9 +49,10 @@ type ServiceAccount struct {
 // ListTokensInput filters the token list.
 type ListTokensInput struct {
 	ListParams
-	UserID           string `query:"user_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the personal tokens of this person"`
-	ServiceAccountID string `query:"service_account_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the tokens of this service account"`
-	Status           string `query:"status" enum:"active,expired,revoked"`
+	UserID           string    `query:"user_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the personal tokens of this person"`
+	ServiceAccountID string    `query:"service_account_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the tokens of this service account"`
+	Status           string    `query:"status" enum:"active,expired,revoked"`
+	ExpiresBefore    time.Time `query:"expires_before" maxLength:"40" doc:"Only tokens expiring before this moment (RFC 3339); with status=active: those about to expire"`
 }
 
 // TokenIDInput names one token.
@@ -89,7 +92,8 @@ func (s *Server) registerTokens() {
 }
 
 func (s *Server) listTokens(ctx context.Context, in *ListTokensInput) (*ListOutput[APIToken], error) {
-	f := resources.TokenFilter{UserID: parseID(in.UserID), ServiceAccountID: parseID(in.ServiceAccountID), Status: in.Status}
+	f := resources.TokenFilter{UserID: parseID(in.UserID), ServiceAccountID: parseID(in.ServiceAccountID),
+		Status: in.Status, ExpiresBefore: timePtr(in.ExpiresBefore)}
 	return listPage(ctx, s, "api-tokens", f, in.page(),
 		func(q resources.PageQuery) (resources.Page[resources.APIToken], error) {
 			return s.svc.Tokens.ListTokens(ctx, f, q)
@@ -105,8 +109,9 @@ func (s *Server) tokenView(t resources.APIToken) APIToken {
 	case t.Kind == resources.TokenKindServiceAccount && t.ServiceAccountID != nil:
 		v.Owner = TokenOwner{Kind: resources.PrincipalServiceAccount, ID: formatID(*t.ServiceAccountID)}
 	case t.UserID != nil:
-		v.Owner = TokenOwner{Kind: resources.PrincipalUser, ID: formatID(*t.UserID)}
+		v.Owner = TokenOwner{Kind: resources.PrincipalUser, ID: formatID(*t.UserID), Email: optString(t.OwnerEmail)}
 	}
+	v.Owner.Name = t.OwnerName
 	for _, p := range t.AllowedIPs {
 		v.AllowedIPs = append(v.AllowedIPs, p.String())
 	}

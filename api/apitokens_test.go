@@ -2,10 +2,13 @@ package api_test
 
 import (
 	"context"
-	"github.com/google/go-cmp/cmp"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
@@ -94,7 +97,53 @@ func TestAPITokens_ServiceAccountTokenListedWithItsOwner(t *testing.T) {
 		}
 	}
 	got := e.Do("GET", "/api/v1/api-tokens/"+formatInt(sa.Token.ID), tok, nil).JSON(t)["owner"]
-	if diff := cmp.Diff(map[string]any{"kind": "service_account", "id": "1"}, got); diff != "" {
+	want := map[string]any{"kind": "service_account", "id": "1", "email": nil, "name": "exporter"}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("owner (-want +got)\n%s", diff)
+	}
+}
+
+// TestAPITokens_ExpiresBeforeAndOwnerInline: expires_before keeps the tokens
+// expiring before the moment (with status=active: those about to expire),
+// and each names its owner's e-mail and name, so "which tokens expire
+// within 7 days, and whose?" is one call.
+func TestAPITokens_ExpiresBeforeAndOwnerInline(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	ctx := context.Background()
+	tok := e.Token(resources.PermAPITokensRead) // 365 days
+	for _, days := range []int{3, 30} {
+		if _, err := e.Portal.CreateToken(ctx, apitest.AdminEmail, resources.NewToken{Name: fmt.Sprint("d", days),
+			Days: days, Scopes: []string{resources.PermAuditRead}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	week := url.QueryEscape(time.Now().Add(7 * 24 * time.Hour).UTC().Format(time.RFC3339))
+	type row struct{ Name, Email, Owner string }
+	list := func(query string) []row {
+		var out []row
+		for _, it := range e.Do("GET", "/api/v1/api-tokens"+query, tok, nil).JSON(t)["items"].([]any) {
+			m := it.(map[string]any)
+			o := m["owner"].(map[string]any)
+			out = append(out, row{m["name"].(string), fmt.Sprint(o["email"]), o["name"].(string)})
+		}
+		return out
+	}
+	admin := func(name string) row { return row{name, apitest.AdminEmail, "Admin"} }
+	for _, tc := range []struct {
+		query string
+		want  []row
+	}{
+		{"?expires_before=" + week, []row{admin("d3")}},
+		{"?status=active&expires_before=" + week, []row{admin("d3")}},
+		{"?expires_before=" + url.QueryEscape(time.Now().Add(60*24*time.Hour).UTC().Format(time.RFC3339)),
+			[]row{admin("d3"), admin("d30")}},
+		{"", []row{admin("test"), admin("d3"), admin("d30")}},
+	} {
+		if diff := cmp.Diff(tc.want, list(tc.query)); diff != "" {
+			t.Errorf("GET /api-tokens%s (-want +got):\n%s", tc.query, diff)
+		}
+	}
+	for _, bad := range []string{"?expires_before=", "?expires_before=tomorrow", "?expires_before=2026-13-01T00:00:00Z"} {
+		assertProblem(t, e.Do("GET", "/api/v1/api-tokens"+bad, tok, nil), 400, "invalid_parameter")
 	}
 }

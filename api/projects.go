@@ -20,6 +20,7 @@ type Project struct {
 	Domain     *string   `json:"domain" nullable:"true"`
 	Status     string    `json:"status" doc:"provisioning, active or retired, …"`
 	Platform   bool      `json:"platform" doc:"The platform's own project: read-only"`
+	ProdLocked bool      `json:"prod_locked" doc:"The PROD data lock is set (get-prod-lock: who, when)"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
@@ -60,7 +61,7 @@ func idPatch(o Optional[string]) resources.Patch[int64] {
 func projectView(p resources.Project) Project {
 	return Project{ID: formatID(p.ID), CustomerID: formatID(p.CustomerID), TenantID: formatID(p.TenantID),
 		ShortName: p.ShortName, Name: p.Name, Kind: p.Kind, Components: nonNil(p.Components), Domain: p.Domain,
-		Status: p.Status, Platform: p.Platform, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
+		Status: p.Status, Platform: p.Platform, ProdLocked: p.ProdLocked, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC()}
 }
 
 // Inputs and outputs of the project operations.
@@ -72,7 +73,8 @@ type (
 		Status     string `query:"status" enum:"provisioning,active,retired" doc:"Project status"`
 		Kind       string `query:"kind" enum:"cluster,vm" doc:"Project kind"`
 		// CustomerStatus answers "what projects do suspended customers have" in one call.
-		CustomerStatus string `query:"customer_status" enum:"active,suspended,archived" doc:"Only projects of customers in this status"`
+		CustomerStatus string     `query:"customer_status" enum:"active,suspended,archived" doc:"Only projects of customers in this status"`
+		ProdLocked     boolFilter `query:"prod_locked" doc:"Only projects whose PROD data lock is (true) or is not (false) set"`
 	}
 	ProjectIDInput struct {
 		ProjectID string `path:"project_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Project id"`
@@ -148,7 +150,7 @@ func (s *Server) registerProject(tags []string) {
 
 func (s *Server) listProjects(ctx context.Context, in *ListProjectsInput) (*ListOutput[Project], error) {
 	f := resources.ProjectFilter{CustomerID: parseID(in.CustomerID), TenantID: parseID(in.TenantID), Status: in.Status,
-		Kind: in.Kind, CustomerStatus: in.CustomerStatus}
+		Kind: in.Kind, CustomerStatus: in.CustomerStatus, ProdLocked: in.ProdLocked.ptr()}
 	return listPage(ctx, s, "projects", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.Project], error) {
 		return s.svc.Projects.ListProjects(ctx, f, q)
 	}, projectView)

@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
@@ -274,5 +277,53 @@ func TestReleases_DataCopy_EnvironmentsChecked(t *testing.T) {
 	}
 	if n := count(t, e, "SELECT count(*) FROM release_operations"); n != 0 {
 		t.Fatalf("copies booked: %d", n)
+	}
+}
+
+// TestProjects_ProdLocked_MemberAndFilterFollowTheLock: a project shows
+// its PROD data lock (get, list, patch answer) and prod_locked=true|false
+// keeps the locked or unlocked projects; unlocking clears both.
+func TestProjects_ProdLocked_MemberAndFilterFollowTheLock(t *testing.T) {
+	e, tok := projectEnv(t)
+	locked, cid := activeProject(t, e, tok, "", nil)
+	open, _ := activeProject(t, e, tok, cid, shop(cid, "short_name", "OPEN", "name", "Open shop"))
+	lockPath := "/api/v1/projects/" + locked + "/prod-lock"
+	if r := e.Do("PUT", lockPath, tok, map[string]any{"locked": true}); r.Status != 200 {
+		t.Fatalf("lock: %d %s", r.Status, r.Body)
+	}
+	ids := func(query string) []string {
+		t.Helper()
+		var out []string
+		for _, it := range e.Do("GET", "/api/v1/projects"+query, tok, nil).JSON(t)["items"].([]any) {
+			p := it.(map[string]any)
+			out = append(out, fmt.Sprintf("%s:%v", p["id"], p["prod_locked"]))
+		}
+		return out
+	}
+	wantAll := []string{locked + ":true", open + ":false"}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"", wantAll}, {"?prod_locked=true", wantAll[:1]}, {"?prod_locked=false", wantAll[1:]},
+	} {
+		if diff := cmp.Diff(tc.want, ids(tc.query)); diff != "" {
+			t.Errorf("GET /projects%s (-want +got):\n%s", tc.query, diff)
+		}
+	}
+	if p := e.Do("GET", "/api/v1/projects/"+locked, tok, nil).JSON(t); p["prod_locked"] != true {
+		t.Fatalf("get locked project: %v", p)
+	}
+	patched := e.Do("PATCH", "/api/v1/projects/"+locked, tok, map[string]any{"name": "Locked shop"},
+		"Content-Type", "application/merge-patch+json").JSON(t)
+	if patched["prod_locked"] != true || patched["name"] != "Locked shop" {
+		t.Fatalf("patch answer: %v", patched)
+	}
+	e.Do("PUT", lockPath, tok, map[string]any{"locked": false, "confirm_unlock": "SHOP"})
+	if diff := cmp.Diff([]string(nil), ids("?prod_locked=true")); diff != "" {
+		t.Errorf("after unlock (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"?prod_locked=", "?prod_locked=yes", "?prod_locked=true&prod_locked=false"} {
+		assertProblem(t, e.Do("GET", "/api/v1/projects"+bad, tok, nil), 400, "invalid_parameter")
 	}
 }

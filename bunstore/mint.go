@@ -45,6 +45,7 @@ func (m TokenMinter) CreateToken(ctx context.Context, as string, t resources.New
 		if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
 			return err
 		}
+		row.OwnerEmail, row.OwnerName = owner.Email, owner.Name
 		out.Token = row.token()
 		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(minter), action: "api_token.create",
 			entityType: "api_token", entityID: idString(row.ID), after: row})
@@ -121,7 +122,7 @@ func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, actio
 			return resources.Errorf(resources.KindForbidden, resources.CodePrincipalDisabled, "%s is deactivated", as)
 		}
 		var row tokenRow
-		if err := tx.NewSelect().Model(&row).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil {
+		if err := selectToken(tx, &row).Where("id = ?", id).For("UPDATE OF token_row").Scan(ctx); err != nil {
 			if noRows(err) {
 				return resources.NotFound(resources.CodeAPITokenNotFound, "no API token %d", id)
 			}

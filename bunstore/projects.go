@@ -12,28 +12,38 @@ import (
 // projectRow is the bun model of projects; its JSON form is the audit state.
 type projectRow struct {
 	bun.BaseModel `bun:"table:projects"`
-	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
-	CustomerID    int64     `bun:"customer_id" json:"customer_id"`
-	TenantID      int64     `bun:"tenant_id" json:"tenant_id"`
-	ShortName     string    `bun:"short_name" json:"short_name"`
-	Name          string    `bun:"name" json:"name"`
-	Kind          string    `bun:"kind" json:"kind"`
-	Components    []string  `bun:"components,array" json:"components"`
-	Domain        *string   `bun:"domain" json:"domain"`
-	Status        string    `bun:"status" json:"status"`
-	Platform      bool      `bun:"platform" json:"platform"`
-	CreatedAt     time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
-	UpdatedAt     time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	ID            int64    `bun:"id,pk,autoincrement" json:"id"`
+	CustomerID    int64    `bun:"customer_id" json:"customer_id"`
+	TenantID      int64    `bun:"tenant_id" json:"tenant_id"`
+	ShortName     string   `bun:"short_name" json:"short_name"`
+	Name          string   `bun:"name" json:"name"`
+	Kind          string   `bun:"kind" json:"kind"`
+	Components    []string `bun:"components,array" json:"components"`
+	Domain        *string  `bun:"domain" json:"domain"`
+	Status        string   `bun:"status" json:"status"`
+	Platform      bool     `bun:"platform" json:"platform"`
+	// ProdLocked is read with projectColumns; the lock has its own audit rows.
+	ProdLocked bool      `bun:"prod_locked,scanonly" json:"-"`
+	CreatedAt  time.Time `bun:"created_at,nullzero,default:now()" json:"created_at"`
+	UpdatedAt  time.Time `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
 }
 
 func (r projectRow) project() resources.Project {
 	return resources.Project{ID: r.ID, CustomerID: r.CustomerID, TenantID: r.TenantID, ShortName: r.ShortName,
 		Name: r.Name, Kind: r.Kind, Components: nonNilStrings(r.Components), Domain: r.Domain, Status: r.Status,
-		Platform: r.Platform, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Platform: r.Platform, ProdLocked: r.ProdLocked, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
 
+// prodLocked is whether a project's PROD data lock is set, as SQL over
+// the projects table (aliased project_row, bun's name for projectRow).
+const prodLocked = "EXISTS (SELECT 1 FROM prod_locks AS pl WHERE pl.project_id = project_row.id AND pl.locked)"
+
+// projectColumns are the columns a project is read with.
+var projectColumns = []string{"project_row.*", prodLocked + " AS prod_locked"}
+
 func projectByID(ctx context.Context, db bun.IDB, id int64, lock string) (*projectRow, error) {
-	return rowByID[projectRow](ctx, db, id, lock, resources.NotFound(resources.CodeProjectNotFound, "no project %d", id))
+	return rowByID[projectRow](ctx, db, id, lock,
+		resources.NotFound(resources.CodeProjectNotFound, "no project %d", id), projectColumns...)
 }
 
 // ListProjects lists projects in id order (retired included), one page.
@@ -55,6 +65,12 @@ func (s *Store) ListProjects(ctx context.Context, f resources.ProjectFilter, q r
 	}
 	if f.CustomerStatus != "" {
 		sel.Where("customer_id IN (SELECT id FROM customers WHERE status = ?)", f.CustomerStatus)
+	}
+	if f.ProdLocked != nil {
+		sel.Where(prodLocked+" = ?", *f.ProdLocked)
+	}
+	for _, c := range projectColumns {
+		sel.ColumnExpr(c)
 	}
 	return scanPage(ctx, sel, q.Limit, projectRow.project, func(p resources.Project) []string { return idKey(p.ID) })
 }

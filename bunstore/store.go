@@ -244,9 +244,13 @@ func resumeCreate[T any](ctx context.Context, id int64, err error, get func(cont
 // rowByID reads the row with that id into a new R, optionally under a row
 // lock ("UPDATE", "UPDATE NOWAIT", "SHARE"): missing when there is none,
 // 409 conflict when a NOWAIT lock is held by a concurrent change.
-func rowByID[R any](ctx context.Context, db bun.IDB, id int64, lock string, missing error) (*R, error) {
+func rowByID[R any](ctx context.Context, db bun.IDB, id int64, lock string, missing error,
+	columns ...string) (*R, error) {
 	row := new(R)
 	sel := db.NewSelect().Model(row).Where("id = ?", id)
+	for _, c := range columns {
+		sel.ColumnExpr(c)
+	}
 	if lock != "" {
 		sel.For(lock)
 	}

@@ -30,10 +30,31 @@ type tokenRow struct {
 	LastUsedAt       *time.Time `bun:"last_used_at" json:"last_used_at"`
 	CreatedAt        time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt        time.Time  `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	// The owner's e-mail ("" for a service account) and name, read with
+	// tokenColumns; they are the owner's, not the token's audit state.
+	OwnerEmail string `bun:"owner_email,scanonly" json:"-"`
+	OwnerName  string `bun:"owner_name,scanonly" json:"-"`
+}
+
+// tokenColumns are the columns a token is read with: its own and its
+// owner's e-mail and name (table alias token_row, bun's name for tokenRow).
+var tokenColumns = []string{"token_row.*",
+	"coalesce((SELECT u.email FROM users AS u WHERE u.id = token_row.user_id), '') AS owner_email",
+	"coalesce((SELECT u.display_name FROM users AS u WHERE u.id = token_row.user_id), " +
+		"(SELECT sa.name FROM service_accounts AS sa WHERE sa.id = token_row.service_account_id), '') AS owner_name"}
+
+// selectToken selects tokens with tokenColumns.
+func selectToken(db bun.IDB, model any) *bun.SelectQuery {
+	sel := db.NewSelect().Model(model)
+	for _, c := range tokenColumns {
+		sel.ColumnExpr(c)
+	}
+	return sel
 }
 
 func (t tokenRow) token() resources.APIToken {
 	out := resources.APIToken{ID: t.ID, Kind: t.Kind, Name: t.Name, UserID: t.UserID, ServiceAccountID: t.ServiceAccountID,
+		OwnerEmail: t.OwnerEmail, OwnerName: t.OwnerName,
 		MintedBy: t.MintedBy, Scopes: nonNilStrings(t.Scopes), AllowDestroy: t.AllowDestroy, ExpiresAt: t.ExpiresAt,
 		RevokedAt: t.RevokedAt, RevokedBy: t.RevokedBy, LastUsedAt: t.LastUsedAt, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	for _, s := range t.AllowedIPs {
@@ -47,8 +68,6 @@ func (t tokenRow) token() resources.APIToken {
 // credentialRow is a token with its owner's state, read in one query.
 type credentialRow struct {
 	tokenRow
-	OwnerEmail  string   `bun:"owner_email"`
-	OwnerName   string   `bun:"owner_name"`
 	OwnerActive bool     `bun:"owner_active"`
 	OwnerPerms  []string `bun:"owner_perms,array"`
 }
@@ -97,7 +116,7 @@ func (s *Store) TouchToken(ctx context.Context, id int64, at time.Time) error {
 // GetToken reads one token's metadata.
 func (s *Store) GetToken(ctx context.Context, id int64) (*resources.APIToken, error) {
 	var r tokenRow
-	if err := s.db.NewSelect().Model(&r).Where("id = ?", id).Scan(ctx); err != nil {
+	if err := selectToken(s.db, &r).Where("id = ?", id).Scan(ctx); err != nil {
 		if noRows(err) {
 			return nil, resources.NotFound(resources.CodeAPITokenNotFound, "no API token %d", id)
 		}
@@ -109,7 +128,7 @@ func (s *Store) GetToken(ctx context.Context, id int64) (*resources.APIToken, er
 
 // ListTokens lists token metadata in id order, one keyset page.
 func (s *Store) ListTokens(ctx context.Context, f resources.TokenFilter, q resources.PageQuery) (resources.Page[resources.APIToken], error) {
-	sel, err := byID(s.db.NewSelect().Model((*tokenRow)(nil)), q.After)
+	sel, err := byID(selectToken(s.db, (*tokenRow)(nil)), q.After)
 	if err != nil {
 		return resources.Page[resources.APIToken]{}, err
 	}
@@ -126,6 +145,9 @@ func (s *Store) ListTokens(ctx context.Context, f resources.TokenFilter, q resou
 		sel.Where("revoked_at IS NULL AND expires_at <= ?", now)
 	case resources.TokenActive:
 		sel.Where("revoked_at IS NULL AND expires_at > ?", now)
+	}
+	if f.ExpiresBefore != nil {
+		sel.Where("expires_at < ?", f.ExpiresBefore.UTC())
 	}
 	return scanPage(ctx, sel, q.Limit, tokenRow.token, func(t resources.APIToken) []string { return idKey(t.ID) })
 }

@@ -82,6 +82,8 @@ type APIToken struct {
 	Name             string
 	UserID           *int64
 	ServiceAccountID *int64
+	OwnerEmail       string // the owning person's e-mail; "" for a service account
+	OwnerName        string // the person's display name or the service account's name
 	MintedBy         int64
 	Scopes           []string
 	AllowDestroy     bool
@@ -153,7 +155,8 @@ type ServiceAccount struct {
 type TokenFilter struct {
 	UserID           int64
 	ServiceAccountID int64
-	Status           string // TokenActive, TokenExpired, TokenRevoked
+	Status           string     // TokenActive, TokenExpired, TokenRevoked
+	ExpiresBefore    *time.Time // keeps tokens expiring strictly before it (expired ones too)
 }
 
 // Credentials resolves presented tokens; the API's authentication uses it.

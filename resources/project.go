@@ -30,16 +30,18 @@ const (
 
 // Project is a project of a customer, in one of its tenants.
 type Project struct {
-	ID         int64     `json:"id"`
-	CustomerID int64     `json:"customer_id"`
-	TenantID   int64     `json:"tenant_id"`
-	ShortName  string    `json:"short_name"`
-	Name       string    `json:"name"`
-	Kind       string    `json:"kind"`
-	Components []string  `json:"components"`
-	Domain     *string   `json:"domain"`
-	Status     string    `json:"status"`
-	Platform   bool      `json:"platform"`
+	ID         int64    `json:"id"`
+	CustomerID int64    `json:"customer_id"`
+	TenantID   int64    `json:"tenant_id"`
+	ShortName  string   `json:"short_name"`
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"`
+	Components []string `json:"components"`
+	Domain     *string  `json:"domain"`
+	Status     string   `json:"status"`
+	Platform   bool     `json:"platform"`
+	// ProdLocked is whether the PROD data lock is set (ProdLock.Locked).
+	ProdLocked bool      `json:"prod_locked"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
@@ -61,6 +63,9 @@ type ProjectFilter struct {
 	Kind       string `json:"kind,omitempty"`
 	// CustomerStatus keeps the projects of customers in this status.
 	CustomerStatus string `json:"customer_status,omitempty"`
+	// ProdLocked keeps the projects whose PROD data lock is (true) or is
+	// not (false) set; nil keeps both.
+	ProdLocked *bool `json:"prod_locked,omitempty"`
 }
 
 // CheckWritable refuses any write to the platform's own projects and to a

@@ -1969,6 +1969,9 @@ type Project struct {
 	// Platform The platform's own project: read-only
 	Platform bool `json:"platform"`
 
+	// ProdLocked The PROD data lock is set (get-prod-lock: who, when)
+	ProdLocked bool `json:"prod_locked"`
+
 	// ShortName Example: SHOP
 	ShortName string `json:"short_name"`
 
@@ -2165,8 +2168,13 @@ type TenantPatch struct {
 
 // TokenOwner defines model for TokenOwner.
 type TokenOwner struct {
-	Id   string         `json:"id"`
-	Kind TokenOwnerKind `json:"kind"`
+	// Email A person's e-mail; null for a service account
+	Email nullable.Nullable[string] `json:"email"`
+	Id    string                    `json:"id"`
+	Kind  TokenOwnerKind            `json:"kind"`
+
+	// Name A person's display name or the service account's name
+	Name string `json:"name"`
 }
 
 // TokenOwnerKind defines model for TokenOwner.Kind.
@@ -2405,6 +2413,9 @@ type ListApiTokensParams struct {
 
 	// Status One of: active, expired, revoked.
 	Status *ListApiTokensParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// ExpiresBefore Only tokens expiring before this moment (RFC 3339); with status=active: those about to expire
+	ExpiresBefore *time.Time `form:"expires_before,omitempty" json:"expires_before,omitempty"`
 }
 
 // ListApiTokensParamsStatus defines parameters for ListApiTokens.
@@ -2582,6 +2593,9 @@ type ListProjectsParams struct {
 
 	// CustomerStatus Only projects of customers in this status. One of: active, suspended, archived.
 	CustomerStatus *ListProjectsParamsCustomerStatus `form:"customer_status,omitempty" json:"customer_status,omitempty"`
+
+	// ProdLocked Only projects whose PROD data lock is (true) or is not (false) set
+	ProdLocked *bool `form:"prod_locked,omitempty" json:"prod_locked,omitempty"`
 }
 
 // ListProjectsParamsStatus defines parameters for ListProjects.
@@ -6460,6 +6474,18 @@ func NewListApiTokensRequest(server string, params *ListApiTokensParams) (*http.
 
 		}
 
+		if params.ExpiresBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "expires_before", *params.ExpiresBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -7871,6 +7897,18 @@ func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Re
 		if params.CustomerStatus != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "customer_status", *params.CustomerStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ProdLocked != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "prod_locked", *params.ProdLocked, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
