@@ -94,7 +94,7 @@ type (
 	}
 	ListGatewayKeysInput struct {
 		ListParams
-		Status string `query:"status" enum:"active,expired,revoked" doc:"Only keys of this status"`
+		Status []string `query:"status" enum:"active,expired,revoked" doc:"Only keys of this status"`
 	}
 	CreateGatewayKeyInput struct {
 		Body GatewayKeyCreate

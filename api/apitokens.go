@@ -51,7 +51,7 @@ type ListTokensInput struct {
 	ListParams
 	UserID           string    `query:"user_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the personal tokens of this person"`
 	ServiceAccountID string    `query:"service_account_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only the tokens of this service account"`
-	Status           string    `query:"status" enum:"active,expired,revoked"`
+	Status           []string  `query:"status" enum:"active,expired,revoked"`
 	ExpiresBefore    time.Time `query:"expires_before" maxLength:"40" doc:"Only tokens expiring before this moment (RFC 3339); with status=active: those about to expire"`
 }
 

@@ -34,7 +34,7 @@ type (
 	}
 	ListBrandAssetsInput struct {
 		ListParams
-		Kind string `query:"kind" enum:"logo,favicon" doc:"Only assets of this kind"`
+		Kind []string `query:"kind" enum:"logo,favicon" doc:"Only assets of this kind"`
 	}
 	UploadBrandAssetInput struct {
 		Kind        string `query:"kind" required:"true" enum:"logo,favicon" doc:"What the image is for"`

@@ -101,10 +101,10 @@ func customerView(c resources.Customer) Customer {
 type (
 	ListCustomersInput struct {
 		ListParams
-		ShortName string `query:"short_name" maxLength:"16" doc:"Exact short name"`
-		VCSGroup  string `query:"vcs_group" maxLength:"30" doc:"Exact code-host group"`
-		Status    string `query:"status" enum:"active,suspended,archived" doc:"Customer status"`
-		Include   string `query:"include" enum:"project_count" doc:"project_count: each item carries project_count, its projects (retired included)"`
+		ShortName string   `query:"short_name" maxLength:"16" doc:"Exact short name"`
+		VCSGroup  string   `query:"vcs_group" maxLength:"30" doc:"Exact code-host group"`
+		Status    []string `query:"status" enum:"active,suspended,archived" doc:"Customer status"`
+		Include   string   `query:"include" enum:"project_count" doc:"project_count: each item carries project_count, its projects (retired included)"`
 	}
 	CustomerIDInput struct {
 		CustomerID string `path:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Customer id"`

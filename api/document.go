@@ -28,6 +28,9 @@ func documentParams(oapi *huma.OpenAPI, op Op, out reflect.Type) {
 		if p.Schema != nil && len(p.Schema.Enum) > 0 && !mentionsAll(p.Description, p.Schema.Enum) {
 			p.Description = sentence(p.Description, EnumSentence(p.Schema.Enum))
 		}
+		if p.Schema != nil && p.Schema.Items != nil && len(p.Schema.Items.Enum) > 0 {
+			p.Description = sentence(p.Description, AnyOfSentence(p.Schema.Items.Enum))
+		}
 	}
 }
 
@@ -73,6 +76,12 @@ func listItemType(out reflect.Type) reflect.Type {
 // the values of its enum.
 func EnumSentence(values []any) string {
 	return "One of: " + joinValues(values) + "."
+}
+
+// AnyOfSentence is the sentence a multi-value filter's description ends
+// with: its values are comma-separated, any of those listed.
+func AnyOfSentence(values []any) string {
+	return "Comma-separated, any of: " + joinValues(values) + "."
 }
 
 func mentionsAll(desc string, values []any) bool {

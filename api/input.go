@@ -101,26 +101,36 @@ func checkParams(ctx huma.Context) error {
 // keeps its meaning: the first page (cursor), every member (fields).
 var mayBeEmpty = map[string]bool{"cursor": true, "fields": true}
 
-// queryParameters are the operation's query parameters: name → whether
-// it takes several values.
-func queryParameters(op *huma.Operation) map[string]bool {
-	out := map[string]bool{}
+// queryParameters are the operation's query parameters by name.
+func queryParameters(op *huma.Operation) map[string]*huma.Param {
+	out := map[string]*huma.Param{}
 	for _, p := range op.Parameters {
 		if p.In == "query" {
-			out[p.Name] = p.Schema != nil && p.Schema.Type == "array"
+			out[p.Name] = p
 		}
 	}
 	return out
 }
 
-// repeatedParameters refuses single-valued parameters sent more than once.
-func repeatedParameters(declared map[string]bool, seen map[string]int) []error {
+// repeatedParameters refuses parameters sent more than once, but for an
+// exploded array. A multi-value filter (an array, not exploded) takes its
+// values comma-separated in one pair: Huma would read only the first pair.
+func repeatedParameters(declared map[string]*huma.Param, seen map[string]int) []error {
 	var out []error
 	for _, name := range slices.Sorted(maps.Keys(seen)) {
-		if multi, known := declared[name]; known && !multi && seen[name] > 1 {
-			out = append(out, &huma.ErrorDetail{Location: "query." + name,
-				Message: fmt.Sprintf("is given %d times; give it once", seen[name])})
+		p, known := declared[name]
+		if !known || seen[name] < 2 {
+			continue
 		}
+		array := p.Schema != nil && p.Schema.Type == "array"
+		if array && p.Explode != nil && *p.Explode {
+			continue
+		}
+		msg := fmt.Sprintf("is given %d times; give it once", seen[name])
+		if array {
+			msg += ", its values comma-separated"
+		}
+		out = append(out, &huma.ErrorDetail{Location: "query." + name, Message: msg})
 	}
 	return out
 }

@@ -139,6 +139,7 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 		p.Field = firstField(details)
 		if paramsOnly(details) {
 			p.Status, p.Code = http.StatusBadRequest, CodeInvalidParameter
+			p.Detail = p.Field + ": " + firstMessage(details, p.Field)
 		} else if p.Status == http.StatusBadRequest { // Huma could not decode the body
 			p.Status, p.Code = http.StatusUnprocessableEntity, CodeMalformedBody
 		}
@@ -250,12 +251,28 @@ func firstField(ds []*huma.ErrorDetail) string {
 	return fields[0]
 }
 
+// firstMessage is the message of the first detail about field: the detail
+// of a parameter problem, so an agent reading only the detail knows what to
+// change (an enum's message lists the valid values).
+func firstMessage(ds []*huma.ErrorDetail, field string) string {
+	for _, d := range ds {
+		if fieldOf(d) == field {
+			return d.Message
+		}
+	}
+	return ds[0].Message
+}
+
 func fieldOf(d *huma.ErrorDetail) string {
 	loc := d.Location
 	if rest, ok := strings.CutPrefix(d.Message, "expected required property "); ok {
 		if name, ok := strings.CutSuffix(rest, " to be present"); ok {
 			loc += "." + name
 		}
+	}
+	if rest, ok := strings.CutPrefix(loc, "query."); ok { // status[1]: one value of a filter
+		name, _, _ := strings.Cut(rest, "[")
+		return name
 	}
 	if _, after, ok := strings.Cut(loc, "."); ok {
 		return after

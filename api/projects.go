@@ -68,12 +68,12 @@ func projectView(p resources.Project) Project {
 type (
 	ListProjectsInput struct {
 		ListParams
-		CustomerID string `query:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Only this customer's projects"`
-		TenantID   string `query:"tenant_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only this tenant's projects"`
-		Status     string `query:"status" enum:"provisioning,active,retired" doc:"Project status"`
-		Kind       string `query:"kind" enum:"cluster,vm" doc:"Project kind"`
+		CustomerID string   `query:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Only this customer's projects"`
+		TenantID   string   `query:"tenant_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only this tenant's projects"`
+		Status     []string `query:"status" enum:"provisioning,active,retired" doc:"Project status"`
+		Kind       []string `query:"kind" enum:"cluster,vm" doc:"Project kind"`
 		// CustomerStatus answers "what projects do suspended customers have" in one call.
-		CustomerStatus string     `query:"customer_status" enum:"active,suspended,archived" doc:"Only projects of customers in this status"`
+		CustomerStatus []string   `query:"customer_status" enum:"active,suspended,archived" doc:"Only projects of customers in this status"`
 		ProdLocked     boolFilter `query:"prod_locked" doc:"Only projects whose PROD data lock is (true) or is not (false) set"`
 	}
 	ProjectIDInput struct {

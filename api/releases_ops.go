@@ -20,9 +20,9 @@ type (
 	ListReleasesInput struct {
 		ProjectIDInput
 		ListParams
-		Status    string `query:"status" enum:"pending,awaiting_approval,running,succeeded,failed"`
-		TargetEnv string `query:"target_env" enum:"sandbox,dev,uat,prod"`
-		Component string `query:"component" enum:"app-api,www" doc:"Excludes data copies, which have no component"`
+		Status    []string `query:"status" enum:"pending,awaiting_approval,running,succeeded,failed"`
+		TargetEnv []string `query:"target_env" enum:"sandbox,dev,uat,prod"`
+		Component []string `query:"component" enum:"app-api,www" doc:"Excludes data copies, which have no component"`
 	}
 	ReleaseIDInput struct {
 		ReleaseOperationID string `path:"release_operation_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Release operation id (list-release-operations lists a project's)"`

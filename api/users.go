@@ -52,9 +52,9 @@ func userView(u resources.User) User {
 type (
 	ListUsersInput struct {
 		ListParams
-		Email  string `query:"email" maxLength:"320" doc:"E-mail address, normalised; exact apart from case"`
-		Status string `query:"status" enum:"active,deactivated"`
-		Role   string `query:"role" maxLength:"40" doc:"Holds this role"`
+		Email  string   `query:"email" maxLength:"320" doc:"E-mail address, normalised; exact apart from case"`
+		Status []string `query:"status" enum:"active,deactivated"`
+		Role   string   `query:"role" maxLength:"40" doc:"Holds this role"`
 	}
 	UserIDInput struct {
 		UserID string `path:"user_id" pattern:"^[1-9][0-9]{0,17}$" doc:"User id"`

@@ -86,14 +86,12 @@ func (s *Store) ListGatewayKeys(ctx context.Context, f resources.GatewayKeyFilte
 	if err != nil {
 		return resources.Page[resources.GatewayKey]{}, err
 	}
-	switch now := s.now(); f.Status {
-	case resources.GatewayKeyActive:
-		sel.Where("revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", now)
-	case resources.GatewayKeyExpired:
-		sel.Where("revoked_at IS NULL AND expires_at <= ?", now)
-	case resources.GatewayKeyRevoked:
-		sel.Where("revoked_at IS NOT NULL")
-	}
+	now := s.now()
+	whereAnyOf(sel, f.Status, map[string]string{
+		resources.GatewayKeyActive:  "revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?0)",
+		resources.GatewayKeyExpired: "revoked_at IS NULL AND expires_at <= ?0",
+		resources.GatewayKeyRevoked: "revoked_at IS NOT NULL",
+	}, now)
 	return scanPage(ctx, sel, q.Limit, gatewayKeyRow.key, func(k resources.GatewayKey) []string { return idKey(k.ID) })
 }
 

@@ -171,9 +171,7 @@ func (s *Store) ListBrandAssets(ctx context.Context, f resources.BrandAssetFilte
 	if err != nil {
 		return resources.Page[resources.BrandAsset]{}, err
 	}
-	if f.Kind != "" {
-		sel.Where("kind = ?", f.Kind)
-	}
+	whereIn(sel, "kind", f.Kind)
 	return scanPage(ctx, sel, q.Limit, brandAssetRow.asset, func(a resources.BrandAsset) []string { return idKey(a.ID) })
 }
 

@@ -49,11 +49,12 @@ func (s *Store) ListCustomers(ctx context.Context, f resources.CustomerFilter, q
 	if err != nil {
 		return resources.Page[resources.Customer]{}, err
 	}
-	for col, v := range map[string]string{"short_name": f.ShortName, "vcs_group": f.VCSGroup, "status": f.Status} {
+	for col, v := range map[string]string{"short_name": f.ShortName, "vcs_group": f.VCSGroup} {
 		if v != "" {
 			sel.Where("? = ?", bun.Ident(col), v)
 		}
 	}
+	whereIn(sel, "status", f.Status)
 	if f.WithProjectCount {
 		sel.ColumnExpr("?TableAlias.*").
 			ColumnExpr("(SELECT count(*) FROM projects p WHERE p.customer_id = ?TableAlias.id) AS project_count")

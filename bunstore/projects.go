@@ -58,13 +58,10 @@ func (s *Store) ListProjects(ctx context.Context, f resources.ProjectFilter, q r
 	if f.TenantID != 0 {
 		sel.Where("tenant_id = ?", f.TenantID)
 	}
-	for col, v := range map[string]string{"status": f.Status, "kind": f.Kind} {
-		if v != "" {
-			sel.Where("? = ?", bun.Ident(col), v)
-		}
-	}
-	if f.CustomerStatus != "" {
-		sel.Where("customer_id IN (SELECT id FROM customers WHERE status = ?)", f.CustomerStatus)
+	whereIn(sel, "status", f.Status)
+	whereIn(sel, "kind", f.Kind)
+	if len(f.CustomerStatus) > 0 {
+		sel.Where("customer_id IN (SELECT id FROM customers WHERE status IN (?))", bun.In(f.CustomerStatus))
 	}
 	if f.ProdLocked != nil {
 		sel.Where(prodLocked+" = ?", *f.ProdLocked)

@@ -59,10 +59,8 @@ func (s *Store) GetReleaseOperation(ctx context.Context, id int64) (*resources.R
 // an unknown project has none (the API answers its 404 first).
 func (s *Store) ListReleaseOperations(ctx context.Context, projectID int64, f resources.ReleaseFilter, q resources.PageQuery) (resources.Page[resources.ReleaseOperation], error) {
 	sel := s.db.NewSelect().Model((*releaseRow)(nil)).Where("project_id = ?", projectID).OrderExpr("created_at DESC, id DESC")
-	for col, v := range map[string]string{"status": f.Status, "target_env": f.TargetEnv, "component": f.Component} {
-		if v != "" {
-			sel.Where("? = ?", bun.Ident(col), v)
-		}
+	for col, v := range map[string][]string{"status": f.Status, "target_env": f.TargetEnv, "component": f.Component} {
+		whereIn(sel, col, v)
 	}
 	if q.After != nil {
 		at, id, err := timeIDKey(q.After)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -264,6 +265,34 @@ func rowByID[R any](ctx context.Context, db bun.IDB, id int64, lock string, miss
 		return nil, err
 	}
 	return row, nil
+}
+
+// whereIn keeps the rows whose column holds any one of values; no values
+// keep every row.
+func whereIn(sel *bun.SelectQuery, column string, values []string) {
+	if len(values) > 0 {
+		sel.Where("? IN (?)", bun.Ident(column), bun.In(values))
+	}
+}
+
+// whereAnyOf keeps the rows meeting the condition of any one of values
+// (conditions holds each value's SQL, with ?0 for arg); no values keep
+// every row. A value without a condition matches nothing.
+func whereAnyOf(sel *bun.SelectQuery, values []string, conditions map[string]string, arg any) {
+	if len(values) == 0 {
+		return
+	}
+	sel.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		q.Where("false")
+		for _, v := range values {
+			if c, ok := conditions[v]; ok && strings.Contains(c, "?0") {
+				q.WhereOr(c, arg)
+			} else if ok {
+				q.WhereOr(c)
+			}
+		}
+		return q
+	})
 }
 
 // parseKey reads a decimal id.

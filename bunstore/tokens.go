@@ -138,14 +138,11 @@ func (s *Store) ListTokens(ctx context.Context, f resources.TokenFilter, q resou
 	if f.ServiceAccountID != 0 {
 		sel.Where("service_account_id = ?", f.ServiceAccountID)
 	}
-	switch now := s.now().UTC(); f.Status {
-	case resources.TokenRevoked:
-		sel.Where("revoked_at IS NOT NULL")
-	case resources.TokenExpired:
-		sel.Where("revoked_at IS NULL AND expires_at <= ?", now)
-	case resources.TokenActive:
-		sel.Where("revoked_at IS NULL AND expires_at > ?", now)
-	}
+	whereAnyOf(sel, f.Status, map[string]string{
+		resources.TokenRevoked: "revoked_at IS NOT NULL",
+		resources.TokenExpired: "revoked_at IS NULL AND expires_at <= ?0",
+		resources.TokenActive:  "revoked_at IS NULL AND expires_at > ?0",
+	}, s.now().UTC())
 	if f.ExpiresBefore != nil {
 		sel.Where("expires_at < ?", f.ExpiresBefore.UTC())
 	}

@@ -23,9 +23,7 @@ func (s *Store) ListUsers(ctx context.Context, f resources.UserFilter, q resourc
 	if f.Email != "" {
 		sel.Where("lower(u.email) = lower(?)", f.Email)
 	}
-	if f.Status != "" {
-		sel.Where("u.status = ?", f.Status)
-	}
+	whereIn(sel, "u.status", f.Status)
 	if f.Role != "" {
 		sel.Where("EXISTS (SELECT 1 FROM user_roles ur WHERE ur.user_id = u.id AND ur.role = ?)", f.Role)
 	}

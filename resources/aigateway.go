@@ -88,7 +88,7 @@ type GatewayTier struct {
 
 // GatewayKeyFilter narrows the key list.
 type GatewayKeyFilter struct {
-	Status string `json:"status,omitempty"` // active, expired or revoked
+	Status []string `json:"status,omitempty"` // any of active, expired, revoked
 }
 
 // NewGatewayKeyValue draws a fresh key value: GatewayKeyPrefix and 40

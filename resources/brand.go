@@ -185,7 +185,7 @@ func CheckBrandAsset(kind, declared string, content []byte) (NewBrandAsset, erro
 
 // BrandAssetFilter narrows the asset list.
 type BrandAssetFilter struct {
-	Kind string `json:"kind,omitempty"`
+	Kind []string `json:"kind,omitempty"` // any of these kinds
 }
 
 // Brands keeps the brand and its assets. ReplaceBrand locks the brand,

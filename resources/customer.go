@@ -124,9 +124,9 @@ func orDefault(v, def string) string {
 
 // CustomerFilter narrows the customer list; filters are exact and combine.
 type CustomerFilter struct {
-	ShortName string `json:"short_name,omitempty"`
-	VCSGroup  string `json:"vcs_group,omitempty"`
-	Status    string `json:"status,omitempty"`
+	ShortName string   `json:"short_name,omitempty"`
+	VCSGroup  string   `json:"vcs_group,omitempty"`
+	Status    []string `json:"status,omitempty"` // any of these statuses
 	// WithProjectCount fills Customer.ProjectCount (in the same query).
 	WithProjectCount bool `json:"-"`
 }

@@ -140,9 +140,9 @@ const (
 
 // UserFilter narrows the user list; filters are exact and combine.
 type UserFilter struct {
-	Email  string `json:"email,omitempty"`  // normalised before comparing
-	Status string `json:"status,omitempty"` // active or deactivated
-	Role   string `json:"role,omitempty"`   // holds this role
+	Email  string   `json:"email,omitempty"`  // normalised before comparing
+	Status []string `json:"status,omitempty"` // any of active, deactivated
+	Role   string   `json:"role,omitempty"`   // holds this role
 }
 
 // UserPatch is a merge patch of a user: display name and roles.

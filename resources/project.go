@@ -57,12 +57,12 @@ type ProjectPatch struct {
 
 // ProjectFilter narrows the project list; filters are exact and combine.
 type ProjectFilter struct {
-	CustomerID int64  `json:"customer_id,omitempty"`
-	TenantID   int64  `json:"tenant_id,omitempty"`
-	Status     string `json:"status,omitempty"`
-	Kind       string `json:"kind,omitempty"`
+	CustomerID int64    `json:"customer_id,omitempty"`
+	TenantID   int64    `json:"tenant_id,omitempty"`
+	Status     []string `json:"status,omitempty"` // any of these statuses
+	Kind       []string `json:"kind,omitempty"`   // any of these kinds
 	// CustomerStatus keeps the projects of customers in this status.
-	CustomerStatus string `json:"customer_status,omitempty"`
+	CustomerStatus []string `json:"customer_status,omitempty"`
 	// ProdLocked keeps the projects whose PROD data lock is (true) or is
 	// not (false) set; nil keeps both.
 	ProdLocked *bool `json:"prod_locked,omitempty"`

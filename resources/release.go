@@ -166,9 +166,9 @@ func CheckApproval(op ReleaseOperation, approver int64, note string) error {
 
 // ReleaseFilter narrows a project's release operations.
 type ReleaseFilter struct {
-	Status    string `json:"status,omitempty"`
-	TargetEnv string `json:"target_env,omitempty"`
-	Component string `json:"component,omitempty"`
+	Status    []string `json:"status,omitempty"`     // any of these
+	TargetEnv []string `json:"target_env,omitempty"` // any of these
+	Component []string `json:"component,omitempty"`  // any of these
 }
 
 // Releases stores release operations, deployments and PROD data locks.

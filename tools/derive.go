@@ -204,13 +204,18 @@ func paramSchema(doc *huma.OpenAPI, p *huma.Param) (map[string]any, error) {
 
 // argDescription is what a tool argument's description adds to its schema
 // and the server's instructions: a cursor's is said there once; an enum's
-// values are in the schema, so the sentence listing them is left out.
+// values (one, or an array of any of them) are in the schema, so the
+// sentence listing them is left out.
 func argDescription(p *huma.Param, schema map[string]any) string {
 	if p.Name == "cursor" && p.In == "query" {
 		return ""
 	}
 	if enum, ok := schema["enum"].([]any); ok {
 		return strings.TrimSpace(strings.TrimSuffix(p.Description, api.EnumSentence(enum)))
+	}
+	if items, ok := schema["items"].(map[string]any); ok && items["enum"] != nil {
+		enum, _ := items["enum"].([]any)
+		return strings.TrimSpace(strings.TrimSuffix(p.Description, api.AnyOfSentence(enum)))
 	}
 	return p.Description
 }

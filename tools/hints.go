@@ -55,7 +55,10 @@ func (s toolSpec) argumentHint(name string) string {
 		return "the tool takes no argument " + name + "; its arguments: " + strings.Join(names, ", ")
 	}
 	h := "argument " + name
+	items, _ := prop["items"].(map[string]any)
 	switch {
+	case items["enum"] != nil:
+		h += ": any of " + joinAny(items["enum"]) + " (an array, or one comma-separated string)"
 	case prop["enum"] != nil:
 		h += ": one of " + joinAny(prop["enum"])
 	case prop["pattern"] != nil:

@@ -105,7 +105,7 @@ func (m *Main) logWhereServed(ctx context.Context, o ServeOptions, addr string) 
 // naming an active administrator when there is one.
 func (m *Main) enableCommand(ctx context.Context) string {
 	as := "ADMIN_EMAIL"
-	page, err := m.store.ListUsers(ctx, resources.UserFilter{Role: "admin", Status: "active"},
+	page, err := m.store.ListUsers(ctx, resources.UserFilter{Role: "admin", Status: []string{"active"}},
 		resources.PageQuery{Limit: 1})
 	if err == nil && len(page.Items) > 0 {
 		as = page.Items[0].Email

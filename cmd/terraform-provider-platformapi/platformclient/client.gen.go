@@ -2285,8 +2285,8 @@ type ListAiGatewayKeysParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Status Only keys of this status. One of: active, expired, revoked.
-	Status *ListAiGatewayKeysParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	// Status Only keys of this status. Comma-separated, any of: active, expired, revoked.
+	Status *[]ListAiGatewayKeysParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 }
 
 // ListAiGatewayKeysParamsStatus defines parameters for ListAiGatewayKeys.
@@ -2411,8 +2411,8 @@ type ListApiTokensParams struct {
 	// ServiceAccountId Only the tokens of this service account
 	ServiceAccountId *string `form:"service_account_id,omitempty" json:"service_account_id,omitempty"`
 
-	// Status One of: active, expired, revoked.
-	Status *ListApiTokensParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	// Status Comma-separated, any of: active, expired, revoked.
+	Status *[]ListApiTokensParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// ExpiresBefore Only tokens expiring before this moment (RFC 3339); with status=active: those about to expire
 	ExpiresBefore *time.Time `form:"expires_before,omitempty" json:"expires_before,omitempty"`
@@ -2468,8 +2468,8 @@ type ListBrandAssetsParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Kind Only assets of this kind. One of: logo, favicon.
-	Kind *ListBrandAssetsParamsKind `form:"kind,omitempty" json:"kind,omitempty"`
+	// Kind Only assets of this kind. Comma-separated, any of: logo, favicon.
+	Kind *[]ListBrandAssetsParamsKind `form:"kind,omitempty" json:"kind,omitempty"`
 }
 
 // ListBrandAssetsParamsKind defines parameters for ListBrandAssets.
@@ -2504,8 +2504,8 @@ type ListCustomersParams struct {
 	// VcsGroup Exact code-host group
 	VcsGroup *string `form:"vcs_group,omitempty" json:"vcs_group,omitempty"`
 
-	// Status Customer status. One of: active, suspended, archived.
-	Status *ListCustomersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	// Status Customer status. Comma-separated, any of: active, suspended, archived.
+	Status *[]ListCustomersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// Include project_count: each item carries project_count, its projects (retired included)
 	Include *ListCustomersParamsInclude `form:"include,omitempty" json:"include,omitempty"`
@@ -2585,14 +2585,14 @@ type ListProjectsParams struct {
 	// TenantId Only this tenant's projects
 	TenantId *string `form:"tenant_id,omitempty" json:"tenant_id,omitempty"`
 
-	// Status Project status. One of: provisioning, active, retired.
-	Status *ListProjectsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	// Status Project status. Comma-separated, any of: provisioning, active, retired.
+	Status *[]ListProjectsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// Kind Project kind. One of: cluster, vm.
-	Kind *ListProjectsParamsKind `form:"kind,omitempty" json:"kind,omitempty"`
+	// Kind Project kind. Comma-separated, any of: cluster, vm.
+	Kind *[]ListProjectsParamsKind `form:"kind,omitempty" json:"kind,omitempty"`
 
-	// CustomerStatus Only projects of customers in this status. One of: active, suspended, archived.
-	CustomerStatus *ListProjectsParamsCustomerStatus `form:"customer_status,omitempty" json:"customer_status,omitempty"`
+	// CustomerStatus Only projects of customers in this status. Comma-separated, any of: active, suspended, archived.
+	CustomerStatus *[]ListProjectsParamsCustomerStatus `form:"customer_status,omitempty" json:"customer_status,omitempty"`
 
 	// ProdLocked Only projects whose PROD data lock is (true) or is not (false) set
 	ProdLocked *bool `form:"prod_locked,omitempty" json:"prod_locked,omitempty"`
@@ -2624,14 +2624,14 @@ type ListReleaseOperationsParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Status One of: pending, awaiting_approval, running, succeeded, failed.
-	Status *ListReleaseOperationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	// Status Comma-separated, any of: pending, awaiting_approval, running, succeeded, failed.
+	Status *[]ListReleaseOperationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// TargetEnv One of: sandbox, dev, uat, prod.
-	TargetEnv *ListReleaseOperationsParamsTargetEnv `form:"target_env,omitempty" json:"target_env,omitempty"`
+	// TargetEnv Comma-separated, any of: sandbox, dev, uat, prod.
+	TargetEnv *[]ListReleaseOperationsParamsTargetEnv `form:"target_env,omitempty" json:"target_env,omitempty"`
 
-	// Component Excludes data copies, which have no component. One of: app-api, www.
-	Component *ListReleaseOperationsParamsComponent `form:"component,omitempty" json:"component,omitempty"`
+	// Component Excludes data copies, which have no component. Comma-separated, any of: app-api, www.
+	Component *[]ListReleaseOperationsParamsComponent `form:"component,omitempty" json:"component,omitempty"`
 }
 
 // ListReleaseOperationsParamsStatus defines parameters for ListReleaseOperations.
@@ -2699,8 +2699,8 @@ type ListUsersParams struct {
 	// Email E-mail address, normalised; exact apart from case
 	Email *string `form:"email,omitempty" json:"email,omitempty"`
 
-	// Status One of: active, deactivated.
-	Status *ListUsersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+	// Status Comma-separated, any of: active, deactivated.
+	Status *[]ListUsersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// Role Holds this role
 	Role *string `form:"role,omitempty" json:"role,omitempty"`
@@ -5548,7 +5548,7 @@ func NewListAiGatewayKeysRequest(server string, params *ListAiGatewayKeysParams)
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6464,7 +6464,7 @@ func NewListApiTokensRequest(server string, params *ListApiTokensParams) (*http.
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6866,7 +6866,7 @@ func NewListBrandAssetsRequest(server string, params *ListBrandAssetsParams) (*h
 
 		if params.Kind != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7115,7 +7115,7 @@ func NewListCustomersRequest(server string, params *ListCustomersParams) (*http.
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7872,7 +7872,7 @@ func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Re
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7884,7 +7884,7 @@ func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Re
 
 		if params.Kind != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7896,7 +7896,7 @@ func NewListProjectsRequest(server string, params *ListProjectsParams) (*http.Re
 
 		if params.CustomerStatus != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "customer_status", *params.CustomerStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "customer_status", *params.CustomerStatus, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8267,7 +8267,7 @@ func NewListReleaseOperationsRequest(server string, projectId string, params *Li
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8279,7 +8279,7 @@ func NewListReleaseOperationsRequest(server string, projectId string, params *Li
 
 		if params.TargetEnv != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "target_env", *params.TargetEnv, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "target_env", *params.TargetEnv, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8291,7 +8291,7 @@ func NewListReleaseOperationsRequest(server string, projectId string, params *Li
 
 		if params.Component != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "component", *params.Component, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "component", *params.Component, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8884,7 +8884,7 @@ func NewListUsersRequest(server string, params *ListUsersParams) (*http.Request,
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
