@@ -82,6 +82,9 @@ func (s *Store) ListNodeCaches(ctx context.Context, f resources.NodeCacheFilter,
 	if f.ModelID != 0 {
 		sel.Where("model_id = ?", f.ModelID)
 	}
+	if f.Status != "" {
+		sel.Where("status = ?", f.Status)
+	}
 	return scanPage(ctx, sel, q.Limit, nodeCacheRow.cache, func(c resources.NodeCache) []string {
 		return []string{c.Hostname, idString(c.ModelID)}
 	})
