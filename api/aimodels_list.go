@@ -46,6 +46,7 @@ type ListAIModelsInput struct {
 	ServingNode string     `query:"serving_node" maxLength:"80" doc:"Exact serving node or GPU cluster"`
 	Gated       boolFilter `query:"gated" doc:"Only gated (true) or only open (false) repos"`
 	Q           string     `query:"q" maxLength:"200" doc:"Case-insensitive substring of repo, display_name or summary"`
+	Cached      []string   `query:"cached" enum:"ready,none" doc:"ready: a node cache of it is ready; none: no node holds a ready one"`
 	Sort        string     `query:"sort" enum:"id,param_count_b,size_gb" default:"id" doc:"Sort key; ties in id order"`
 	Order       string     `query:"order" enum:"asc,desc" default:"asc" doc:"Sort direction; rows without the sort value come last either way"`
 }
@@ -53,7 +54,7 @@ type ListAIModelsInput struct {
 func (in ListAIModelsInput) filter() resources.AIModelFilter {
 	return resources.AIModelFilter{Status: in.Status, Category: in.Category, Vendor: in.Vendor, Org: in.Org,
 		GatewayTier: in.GatewayTier, ServingNode: in.ServingNode, Gated: in.Gated.ptr(), Q: in.Q,
-		Sort: in.Sort, Order: in.Order}
+		Cached: in.Cached, Sort: in.Sort, Order: in.Order}
 }
 
 func (s *Server) registerAIModelList(tags []string) {
@@ -62,7 +63,7 @@ func (s *Server) registerAIModelList(tags []string) {
 		Description: "Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name " +
 			"and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.",
 		Notes: "filters `status`, `category`, `vendor`, `org`, `gateway_tier`, `serving_node`, " +
-			"`gated`; `q` substring of repo, display name, summary; `sort` `id`, " +
+			"`gated`, `cached` (`ready`, `none`); `q` substring of repo, display name, summary; `sort` `id`, " +
 			"`param_count_b`, `size_gb` with `order`",
 	}, s.listAIModels)
 }

@@ -28,6 +28,8 @@ type AINode struct {
 	Hostname            string                `json:"hostname" example:"gpu-fra1-01" doc:"The node's id"`
 	IsVirtual           bool                  `json:"is_virtual" doc:"A GPU VM on a hybrid host"`
 	MonitoringReachable bool                  `json:"monitoring_reachable" doc:"false: its live fields are null"`
+	Health              string                `json:"health" enum:"ok,degraded,offline,unreachable,stale" doc:"Derived: degraded is up with a warning sign; unreachable: no monitoring data or agent silent; stale: collector silent"`
+	HealthReason        *string               `json:"health_reason" nullable:"true" doc:"Why, in a sentence; null when ok"`
 	GPUClass            *string               `json:"gpu_class" nullable:"true"`
 	MgmtIP              *string               `json:"mgmt_ip" nullable:"true" doc:"Management address"`
 	Site                *string               `json:"site" nullable:"true"`
@@ -55,33 +57,49 @@ type AINode struct {
 	UptimeSeconds       *float64              `json:"uptime_seconds" nullable:"true" doc:"Live: seconds since boot"`
 	VRAMTotalBytes      *float64              `json:"vram_total_bytes" nullable:"true" doc:"Live: summed over GPUs"`
 	VRAMUsedBytes       *float64              `json:"vram_used_bytes" nullable:"true" doc:"Live: summed over GPUs"`
+	VRAMFreeBytes       *float64              `json:"vram_free_bytes" nullable:"true" doc:"Live: total less used"`
 }
 
 // listKey is the key a member selection always keeps: the hostname.
 func (AINode) listKey() []string { return []string{"hostname"} }
 
+// GPUClassTotals sums the nodes of one gpu_class (resources.SumGPUClasses).
+type GPUClassTotals struct {
+	GPUClass         *string  `json:"gpu_class" nullable:"true" doc:"null: nodes without one"`
+	Nodes            int      `json:"nodes"`
+	GPUs             *int     `json:"gpus" nullable:"true"`
+	GPUsUnknownNodes int      `json:"gpus_unknown_nodes" doc:"Nodes with gpu_count null, not in gpus"`
+	VRAMTotalBytes   *float64 `json:"vram_total_bytes" nullable:"true"`
+	VRAMUsedBytes    *float64 `json:"vram_used_bytes" nullable:"true"`
+	VRAMFreeBytes    *float64 `json:"vram_free_bytes" nullable:"true"`
+	VRAMUnknownNodes int      `json:"vram_unknown_nodes" doc:"Nodes with VRAM total or used null, not in the vram sums"`
+}
+
 // AINodePage is a page of AI nodes.
 type AINodePage struct {
-	Items               []AINode `json:"items"`
-	MonitoringReachable bool     `json:"monitoring_reachable" doc:"false: monitoring unread, live fields null"`
-	NextCursor          *string  `json:"next_cursor" nullable:"true" doc:"Send back as cursor for the next page; null at the end."`
+	Items               []AINode         `json:"items"`
+	MonitoringReachable bool             `json:"monitoring_reachable" doc:"false: monitoring unread, live fields null"`
+	GPUClasses          []GPUClassTotals `json:"gpu_classes" doc:"Totals per gpu_class over every node the filters match on all pages, not just this one; a sum covers the nodes reporting it, null if none"`
+	NextCursor          *string          `json:"next_cursor" nullable:"true" doc:"Send back as cursor for the next page; null at the end."`
 
 	encoded []json.RawMessage // the items as sent (fields applied)
 }
 
 // MarshalJSON writes the page with its items as listPage encoded them.
 func (p AINodePage) MarshalJSON() ([]byte, error) {
-	return marshalPage(p.encoded, p.Items, []pageMember{{"monitoring_reachable", p.MonitoringReachable}}, p.NextCursor)
+	extra := []pageMember{{"monitoring_reachable", p.MonitoringReachable}, {"gpu_classes", p.GPUClasses}}
+	return marshalPage(p.encoded, p.Items, extra, p.NextCursor)
 }
 
 // Inputs and outputs of the AI node operations.
 type (
 	ListAINodesInput struct {
 		ListParams
-		Site     string `query:"site" maxLength:"80" doc:"Exact site"`
-		GPUClass string `query:"gpu_class" maxLength:"80" doc:"Exact GPU class"`
-		Status   string `query:"status" pattern:"^[a-z_]{1,40}$" doc:"Live status (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches"`
-		Model    string `query:"model" minLength:"1" maxLength:"200" doc:"Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)"`
+		Site     string   `query:"site" maxLength:"80" doc:"Exact site"`
+		GPUClass string   `query:"gpu_class" maxLength:"80" doc:"Exact GPU class"`
+		Status   []string `query:"status" pattern:"^[a-z_]{1,40}$" doc:"Live statuses, comma-separated (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches"`
+		Model    string   `query:"model" minLength:"1" maxLength:"200" doc:"Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)"`
+		Health   []string `query:"health" enum:"ok,degraded,offline,unreachable,stale" doc:"Only nodes of this health"`
 	}
 	AINodeInput struct {
 		Hostname string `path:"hostname" maxLength:"253" doc:"The node's hostname"`
@@ -93,8 +111,9 @@ type (
 // nodeListKey binds a roster cursor to every filter, the live one included.
 type nodeListKey struct {
 	resources.AINodeFilter
-	Status string `json:"status,omitempty"`
-	Model  string `json:"model,omitempty"`
+	Status []string `json:"status,omitempty"`
+	Model  string   `json:"model,omitempty"`
+	Health []string `json:"health,omitempty"`
 }
 
 var (
@@ -111,40 +130,66 @@ func (s *Server) registerAINodes() {
 			"status; model (catalogue id or repo): nodes serving or caching it.",
 		Notes: "roster + live monitoring; filters `site`, `gpu_class`, `status`, `model` (a " +
 			"catalogue id or repo: nodes serving it live or holding a node cache of it; 404 " +
-			"`ai_model_not_found` for an unknown id); page carries `monitoring_reachable`",
+			"`ai_model_not_found` for an unknown id), `health`; page carries `monitoring_reachable` " +
+			"and `gpu_classes` (nodes, GPUs, VRAM per class over every matching node)",
 	}, s.listAINodes)
 	Register(s.api, Op{ID: "get-ai-node", Toolset: ToolsetAI, OpenWorld: true, Method: http.MethodGet, Path: "/ai/nodes/{hostname}", Tags: tags,
 		Summary: "Read an AI node", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Roster and live values (monitoring, node agent); live fields are null when those do not " +
 			"answer, never an error. 404 ai_node_not_found.",
-		Notes: "live fields null when monitoring cannot be read; never fails because of it",
+		Notes: "live fields null when monitoring cannot be read; never fails because of it; " +
+			"derived `health` and `health_reason`",
 	}, s.getAINode)
 }
 
 func (s *Server) listAINodes(ctx context.Context, in *ListAINodesInput) (*AINodeListOutput, error) {
-	live := s.nodeLive(ctx, nil)
-	snap, reachable := live.snap, live.reachable
-	f := resources.AINodeFilter{Site: in.Site, GPUClass: in.GPUClass}
-	if in.Status != "" {
-		f.Hostnames = hostsWithStatus(snap, in.Status)
-	}
-	if in.Model != "" {
-		hosts, err := s.hostsWithModel(ctx, snap, in.Model)
-		if err != nil {
-			return nil, err
-		}
-		f.Hostnames = intersectHosts(f.Hostnames, hosts)
-	}
-	page, err := listPage(ctx, s, "ai-nodes", nodeListKey{f, in.Status, in.Model}, in.page(),
-		func(q resources.PageQuery) (resources.Page[resources.AINode], error) {
-			return s.svc.AINodes.ListAINodes(ctx, f, q)
-		},
-		func(n resources.AINode) AINode { return aiNodeView(n, live) })
+	fleet, err := s.readFleet(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &AINodeListOutput{Body: AINodePage{Items: page.Body.Items, MonitoringReachable: reachable,
-		NextCursor: page.Body.NextCursor, encoded: page.Body.encoded}}, nil
+	f, err := s.nodeFilter(ctx, in, fleet)
+	if err != nil {
+		return nil, err
+	}
+	totals, err := s.gpuClassTotals(ctx, f, fleet)
+	if err != nil {
+		return nil, err
+	}
+	args := in.page()
+	if args.Reserve, err = encodedSize(totals); err != nil {
+		return nil, err
+	}
+	page, err := listPage(ctx, s, "ai-nodes", nodeListKey{f, in.Status, in.Model, in.Health}, args,
+		func(q resources.PageQuery) (resources.Page[resources.AINode], error) {
+			return s.svc.AINodes.ListAINodes(ctx, f, q)
+		}, fleet.view)
+	if err != nil {
+		return nil, err
+	}
+	return &AINodeListOutput{Body: AINodePage{Items: page.Body.Items,
+		MonitoringReachable: fleet.live.reachable, GPUClasses: totals, NextCursor: page.Body.NextCursor,
+		encoded: page.Body.encoded}}, nil
+}
+
+// nodeFilter turns the list's filters into a roster filter: the live ones
+// (status, health, model) as the hostnames they keep.
+func (s *Server) nodeFilter(ctx context.Context, in *ListAINodesInput,
+	fleet nodeFleet) (resources.AINodeFilter, error) {
+	f := resources.AINodeFilter{Site: in.Site, GPUClass: in.GPUClass}
+	if len(in.Status) > 0 {
+		f.Hostnames = hostsWithStatus(fleet.live.snap, in.Status)
+	}
+	if len(in.Health) > 0 {
+		f.Hostnames = intersectHosts(f.Hostnames, fleet.hostsWithHealth(in.Health))
+	}
+	if in.Model != "" {
+		hosts, err := s.hostsWithModel(ctx, fleet.live.snap, in.Model)
+		if err != nil {
+			return f, err
+		}
+		f.Hostnames = intersectHosts(f.Hostnames, hosts)
+	}
+	return f, nil
 }
 
 func (s *Server) getAINode(ctx context.Context, in *AINodeInput) (*AINodeOutput, error) {
@@ -152,82 +197,9 @@ func (s *Server) getAINode(ctx context.Context, in *AINodeInput) (*AINodeOutput,
 	if err != nil {
 		return nil, err
 	}
-	return &AINodeOutput{Body: aiNodeView(*n, s.nodeLive(ctx, []string{n.Hostname}))}, nil
-}
-
-// nodeLiveValues are the live values of the AI nodes: monitoring's snapshot
-// and the node agents' reports, read at once.
-type nodeLiveValues struct {
-	snap      resources.NodeSnapshot
-	reachable bool
-	agents    map[string]resources.AgentReport
-}
-
-// nodeLive reads monitoring and the agents of hostnames (nil: every
-// enrolled node) side by side, each bounded by resources.MonitoringTimeout.
-func (s *Server) nodeLive(ctx context.Context, hostnames []string) nodeLiveValues {
-	var v nodeLiveValues
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		v.agents = s.svc.NodeAgents.Reports(ctx, hostnames)
-	}()
-	v.snap, v.reachable = s.nodeSnapshot(ctx)
-	<-done
-	return v
-}
-
-// nodeSnapshot reads monitoring once, bounded by resources.MonitoringTimeout;
-// reachable is false (and the snapshot nil) when it could not be read.
-func (s *Server) nodeSnapshot(ctx context.Context) (snap resources.NodeSnapshot, reachable bool) {
-	ctx, cancel := context.WithTimeout(ctx, resources.MonitoringTimeout)
-	defer cancel()
-	snap, err := s.svc.Monitoring.NodeSnapshot(ctx)
+	fleet, err := s.readFleet(ctx, []string{n.Hostname})
 	if err != nil {
-		loggerFrom(ctx, s.cfg.Logger).Warn("monitoring unreachable: AI node live fields are null", "error", err)
-		return nil, false
+		return nil, err
 	}
-	return snap, true
-}
-
-// hostsWithStatus lists the nodes whose live status is status (none when
-// monitoring could not be read).
-func hostsWithStatus(snap resources.NodeSnapshot, status string) []string {
-	out := []string{}
-	for h, live := range snap {
-		if live.Status != nil && *live.Status == status {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// aiNodeView joins a roster node with its live values, when monitoring has
-// any for it.
-func aiNodeView(n resources.AINode, lv nodeLiveValues) AINode {
-	v := AINode{Hostname: n.Hostname, IsVirtual: n.IsVirtual, GPUClass: n.GPUClass, MgmtIP: n.MgmtIP, Site: n.Site,
-		SpecsSummary: n.SpecsSummary, ParentHost: n.ParentHost, VMID: n.VMID, Services: nonNil(n.Services),
-		AgentURL: n.AgentURL, Cluster: NullOf[NodeCluster](nil)}
-	if rep, ok := lv.agents[n.Hostname]; ok {
-		v.CacheFSTotalBytes, v.CacheFSFreeBytes = &rep.FS.TotalBytes, &rep.FS.FreeBytes
-	}
-	live, ok := lv.snap[n.Hostname]
-	if !ok {
-		return v
-	}
-	v.MonitoringReachable = true
-	v.CollectorStale, v.CPUUtilPct, v.DiskUsedPct, v.GPUCount = live.CollectorStale, live.CPUUtilPct, live.DiskUsedPct, live.GPUCount
-	v.GPUTempMaxC, v.GPUUtilAvgPct, v.Load1, v.MemUsedPct = live.GPUTempMaxC, live.GPUUtilAvgPct, live.Load1, live.MemUsedPct
-	v.Online, v.Role, v.Status, v.ThrottleActive = live.Online, live.Role, live.Status, live.ThrottleActive
-	v.UptimeSeconds, v.VRAMTotalBytes, v.VRAMUsedBytes = live.UptimeSeconds, live.VRAMTotalBytes, live.VRAMUsedBytes
-	if live.Cluster != nil {
-		v.Cluster = NullOf(&NodeCluster{Name: live.Cluster.Name, Role: live.Cluster.Role})
-	}
-	if live.Models != nil {
-		v.Models = make([]NodeModel, 0, len(live.Models))
-		for _, m := range live.Models {
-			v.Models = append(v.Models, NodeModel{Model: m.Model, Repo: m.Repo, State: m.State, VRAMBytes: m.VRAMBytes})
-		}
-	}
-	return v
+	return &AINodeOutput{Body: fleet.view(*n)}, nil
 }

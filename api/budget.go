@@ -40,12 +40,13 @@ func ResultBudget(ctx context.Context) int {
 func EstimateTokens(n int) int { return (n + BytesPerToken - 1) / BytesPerToken }
 
 // fitBudget returns how many of the encoded items fit a page within budget
-// estimated tokens, and whether that is fewer than all. No budget fits all.
-func fitBudget(enc []json.RawMessage, budget int) (int, bool) {
+// estimated tokens beside reserve bytes of other page members, and whether
+// that is fewer than all. No budget fits all.
+func fitBudget(enc []json.RawMessage, budget, reserve int) (int, bool) {
 	if budget <= 0 {
 		return len(enc), false
 	}
-	size := pageEnvelopeBytes
+	size := pageEnvelopeBytes + reserve
 	for i, e := range enc {
 		size += len(e) + 1
 		if size > budget*BytesPerToken {

@@ -140,3 +140,34 @@ func TestListFilters_SeveralValuesKeepRowsOfAnyOfThem(t *testing.T) {
 		}
 	}
 }
+
+// TestListFilters_AINodeLiveStatuses_AnyOfThem: the live status filter of
+// AI nodes (an open set, checked by pattern) takes several values too.
+func TestListFilters_AINodeLiveStatuses_AnyOfThem(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAIRead)
+	db := e.Store.DB()
+	for _, h := range []string{"gpu-a", "gpu-b", "gpu-c"} {
+		if _, err := db.ExecContext(t.Context(), "INSERT INTO ai_nodes (hostname, site, gpu_class) VALUES (?, 'fra1', 'H100')", h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for h, st := range map[string]string{"gpu-a": "offline", "gpu-b": "standby", "gpu-c": "serving"} {
+		e.Monitor.Set(h, resources.NodeLive{Status: &st})
+	}
+	hosts := func(query string) []string {
+		var out []string
+		for _, it := range e.Do("GET", "/api/v1/ai/nodes"+query, tok, nil).JSON(t)["items"].([]any) {
+			out = append(out, it.(map[string]any)["hostname"].(string))
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"gpu-a", "gpu-b"}, hosts("?status=offline,standby")); diff != "" {
+		t.Errorf("status=offline,standby (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"?status=offline,", "?status=Offline", "?status=offline&status=standby"} {
+		if p := assertProblem(t, e.Do("GET", "/api/v1/ai/nodes"+bad, tok, nil), 400, "invalid_parameter"); p["field"] != "status" {
+			t.Errorf("%s: field %v", bad, p["field"])
+		}
+	}
+}

@@ -30,6 +30,10 @@ type pageArgs struct {
 	Limit  int
 	Cursor string
 	Fields string
+	// Reserve is the bytes a page's own members besides items, next_cursor
+	// and monitoring_reachable take (e.g. a summary): held back from the
+	// MCP result budget.
+	Reserve int
 }
 
 // ListBody is the body of every list: a page of items and the cursor of the
@@ -80,7 +84,7 @@ func listPage[T, W any](ctx context.Context, s *Server, list string, filters any
 		return nil, err
 	}
 	next := pg.Next
-	if n, cut := fitBudget(enc, ResultBudget(ctx)); cut {
+	if n, cut := fitBudget(enc, ResultBudget(ctx), in.Reserve); cut {
 		if n == 0 {
 			return nil, firstItemTooLarge(enc[0], ResultBudget(ctx))
 		}
@@ -102,7 +106,7 @@ func staticList[W any](ctx context.Context, items []W, fields string) (*ListOutp
 	if err != nil {
 		return nil, err
 	}
-	if n, cut := fitBudget(enc, ResultBudget(ctx)); cut {
+	if n, cut := fitBudget(enc, ResultBudget(ctx), 0); cut {
 		return nil, listTooLarge(n, len(enc), ResultBudget(ctx))
 	}
 	return &ListOutput[W]{Body: ListBody[W]{Items: items, encoded: enc}}, nil

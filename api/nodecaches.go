@@ -40,8 +40,9 @@ func nodeCacheView(c resources.NodeCache) NodeCache {
 type (
 	ListNodeCachesInput struct {
 		ListParams
-		Hostname string `query:"hostname" maxLength:"253" doc:"Only this node's caches"`
-		ModelID  string `query:"model_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only this model's caches"`
+		Hostname string   `query:"hostname" maxLength:"253" doc:"Only this node's caches"`
+		ModelID  string   `query:"model_id" pattern:"^[1-9][0-9]{0,17}$" doc:"Only this model's caches"`
+		Status   []string `query:"status" enum:"copying,ready,removing,missing" doc:"Only caches of this status"`
 	}
 	NodeCacheInput struct {
 		Hostname string `path:"hostname" maxLength:"253" doc:"AI node hostname"`
@@ -63,7 +64,7 @@ func (s *Server) registerNodeCaches() {
 	Register(s.api, Op{ID: "list-node-caches", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/node-caches", Tags: tags,
 		Summary: "List node caches", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest},
 		Description: "Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.",
-		Notes:       "filters `hostname`, `model_id`",
+		Notes:       "filters `hostname`, `model_id`, `status`",
 	}, s.listNodeCaches)
 	Register(s.api, Op{ID: "copy-node-cache", Toolset: ToolsetAI, Method: http.MethodPut, Path: nodeCachePath, Tags: tags,
 		Feature: resources.FeatureAI,
@@ -105,7 +106,8 @@ func (s *Server) documentReadyCopy() {
 }
 
 func (s *Server) listNodeCaches(ctx context.Context, in *ListNodeCachesInput) (*ListOutput[NodeCache], error) {
-	f := resources.NodeCacheFilter{Hostname: in.Hostname, ModelID: parseID(in.ModelID)}
+	f := resources.NodeCacheFilter{Hostname: in.Hostname, ModelID: parseID(in.ModelID),
+		Status: in.Status}
 	return listPage(ctx, s, "node-caches", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.NodeCache], error) {
 		return s.svc.NodeCaches.ListNodeCaches(ctx, f, q)
 	}, nodeCacheView)

@@ -40,7 +40,8 @@ func (s *Store) ListAIModels(ctx context.Context, f resources.AIModelFilter, q r
 	return pg, cmp.Or(err, convErr)
 }
 
-// filterAIModels adds the exact filters and the substring search.
+// filterAIModels adds the exact filters, the node-cache filter and the
+// substring search.
 func filterAIModels(sel *bun.SelectQuery, f resources.AIModelFilter) {
 	for col, v := range map[string]string{"status": f.Status, "category": f.Category, "vendor": f.Vendor,
 		"org": f.Org, "gateway_tier": f.GatewayTier, "serving_node": f.ServingNode} {
@@ -50,6 +51,13 @@ func filterAIModels(sel *bun.SelectQuery, f resources.AIModelFilter) {
 	}
 	if f.Gated != nil {
 		sel.Where("gated = ?", *f.Gated)
+	}
+	if len(f.Cached) == 1 { // ready,none: every model
+		ready := "EXISTS (SELECT 1 FROM node_caches c WHERE c.model_id = ?TableAlias.id AND c.status = ?)"
+		if f.Cached[0] == resources.CachedNone {
+			ready = "NOT " + ready
+		}
+		sel.Where(ready, resources.NodeCacheReady)
 	}
 	if f.Q != "" { // strpos, not LIKE: % and _ in q are plain characters
 		sel.Where("(strpos(lower(repo), lower(?0)) > 0 OR strpos(lower(display_name), lower(?0)) > 0 "+

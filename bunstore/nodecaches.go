@@ -82,6 +82,7 @@ func (s *Store) ListNodeCaches(ctx context.Context, f resources.NodeCacheFilter,
 	if f.ModelID != 0 {
 		sel.Where("model_id = ?", f.ModelID)
 	}
+	whereIn(sel, "status", f.Status)
 	return scanPage(ctx, sel, q.Limit, nodeCacheRow.cache, func(c resources.NodeCache) []string {
 		return []string{c.Hostname, idString(c.ModelID)}
 	})

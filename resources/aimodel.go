@@ -230,19 +230,21 @@ func CheckAIModelDelete(m AIModel, caches int) error {
 
 // AIModelFilter narrows and orders the catalogue list: filters are exact and
 // combine; Q is a case-insensitive substring of repo, display_name or
-// summary. Sort is "id" (default), "param_count_b" or "size_gb"; Order "asc"
-// (default) or "desc"; nulls sort last either way.
+// summary; Cached keeps the models with a ready node cache (CachedReady) or
+// without one (CachedNone). Sort is "id" (default), "param_count_b" or
+// "size_gb"; Order "asc" (default) or "desc"; nulls sort last either way.
 type AIModelFilter struct {
-	Status      string `json:"status,omitempty"`
-	Category    string `json:"category,omitempty"`
-	Vendor      string `json:"vendor,omitempty"`
-	Org         string `json:"org,omitempty"`
-	GatewayTier string `json:"gateway_tier,omitempty"`
-	ServingNode string `json:"serving_node,omitempty"`
-	Gated       *bool  `json:"gated,omitempty"`
-	Q           string `json:"q,omitempty"`
-	Sort        string `json:"sort,omitempty"`
-	Order       string `json:"order,omitempty"`
+	Status      string   `json:"status,omitempty"`
+	Category    string   `json:"category,omitempty"`
+	Vendor      string   `json:"vendor,omitempty"`
+	Org         string   `json:"org,omitempty"`
+	GatewayTier string   `json:"gateway_tier,omitempty"`
+	ServingNode string   `json:"serving_node,omitempty"`
+	Gated       *bool    `json:"gated,omitempty"`
+	Q           string   `json:"q,omitempty"`
+	Cached      []string `json:"cached,omitempty"` // any of CachedReady, CachedNone
+	Sort        string   `json:"sort,omitempty"`
+	Order       string   `json:"order,omitempty"`
 }
 
 // AIModels stores the catalogue. Every write records one audit event in its

@@ -152,16 +152,23 @@ type NodeAgentDirectory interface {
 	NodeAgentEnrolments(ctx context.Context, hostnames []string) ([]NodeAgentEnrolment, error)
 }
 
+// AgentReports is what the enrolled nodes' agents answered: Answered by
+// hostname, and Silent, the enrolled nodes whose agent did not answer.
+type AgentReports struct {
+	Answered map[string]AgentReport
+	Silent   map[string]bool
+}
+
 // NodeAgents reaches the agent of a roster node by hostname: its endpoint
 // from the directory, its key derived from the pepper. Every method
 // answers *Error CodeNodeAgentNotEnrolled for a node without an agent_url
 // or a node key, and otherwise behaves as NodeAgentClient. Reports asks
 // the enrolled nodes among hostnames (nil: all) at once, bounded by
-// MonitoringTimeout, and answers the reachable ones; a report may be up to
-// a few seconds old.
+// MonitoringTimeout (a report may be up to a few seconds old); when the
+// enrolments cannot be read both of its maps are empty.
 type NodeAgents interface {
 	Report(ctx context.Context, hostname string) (AgentReport, error)
-	Reports(ctx context.Context, hostnames []string) map[string]AgentReport
+	Reports(ctx context.Context, hostnames []string) AgentReports
 	Copy(ctx context.Context, hostname, repo, source string) (AgentCache, error)
 	Remove(ctx context.Context, hostname, repo string) error
 }

@@ -46,9 +46,20 @@ type NodeCache struct {
 
 // NodeCacheFilter narrows the node cache list; filters are exact and combine.
 type NodeCacheFilter struct {
-	Hostname string `json:"hostname,omitempty"`
-	ModelID  int64  `json:"model_id,omitempty"`
+	Hostname string   `json:"hostname,omitempty"`
+	ModelID  int64    `json:"model_id,omitempty"`
+	Status   []string `json:"status,omitempty"` // any of NodeCacheStatuses
 }
+
+// NodeCacheStatuses lists every status a node cache can have (the
+// node_caches table checks the same list).
+var NodeCacheStatuses = []string{NodeCacheCopying, NodeCacheReady, NodeCacheRemoving, NodeCacheMissing}
+
+// Values of AIModelFilter.Cached.
+const (
+	CachedReady = "ready" // at least one node cache of the model is ready
+	CachedNone  = "none"  // no node holds a ready cache of the model
+)
 
 // CacheCopy is the answer to a copy request: the operation doing it (or
 // already done) and whether this request started it.

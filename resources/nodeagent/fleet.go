@@ -90,13 +90,13 @@ func (f *Fleet) ask(ctx context.Context, ep resources.AgentEndpoint) (resources.
 	return rep, err
 }
 
-// Reports answers the reachable agents among hostnames (nil: all enrolled
-// nodes), each asked at most once per reportTTL, the whole call bounded by
-// resources.MonitoringTimeout.
-func (f *Fleet) Reports(ctx context.Context, hostnames []string) map[string]resources.AgentReport {
+// Reports asks the enrolled agents among hostnames (nil: all enrolled
+// nodes), each at most once per reportTTL, the whole call bounded by
+// resources.MonitoringTimeout: the answers, and the agents that gave none.
+func (f *Fleet) Reports(ctx context.Context, hostnames []string) resources.AgentReports {
 	ctx, cancel := context.WithTimeout(ctx, resources.MonitoringTimeout)
 	defer cancel()
-	out := map[string]resources.AgentReport{}
+	out := resources.AgentReports{Answered: map[string]resources.AgentReport{}, Silent: map[string]bool{}}
 	eps, err := f.endpoints(ctx, hostnames)
 	if err != nil {
 		return out
@@ -108,10 +108,13 @@ func (f *Fleet) Reports(ctx context.Context, hostnames []string) map[string]reso
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			if rep, ok := f.recent(ctx, ep); ok {
-				mu.Lock()
-				out[ep.Hostname] = rep
-				mu.Unlock()
+			rep, ok := f.recent(ctx, ep)
+			mu.Lock()
+			defer mu.Unlock()
+			if ok {
+				out.Answered[ep.Hostname] = rep
+			} else {
+				out.Silent[ep.Hostname] = true
 			}
 		})
 	}

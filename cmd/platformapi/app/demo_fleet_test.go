@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net/http"
 	"net/url"
 	"testing"
 	"time"
@@ -37,5 +38,37 @@ func TestDemoFleet_GPUMemoryOfTheRosterClassPassthroughCountedOnce(t *testing.T)
 	}
 	if diff := cmp.Diff(map[string]float64{"H100": 8, "L40S": 4}, byClass); diff != "" {
 		t.Fatalf("GPUs reporting by class (-want +got)\n%s", diff)
+	}
+}
+
+// TestDemoFleet_HealthOfEveryNodeAndGPUClassTotals: on the demo world the
+// head, its VM and gpu-fra1-02's GPUs are as the roster's specs say
+// (passthrough counted on the VM), gpu-fra1-02's root disk is 93.5% full
+// (degraded) and the standby spare is down (offline); the page's
+// gpu_classes total the fleet, the spare's unknown GPUs counted apart.
+func TestDemoFleet_HealthOfEveryNodeAndGPUClassTotals(t *testing.T) {
+	d := startDemo(t, pgtest.DSN(t), time.Time{})
+	got := map[string][2]any{}
+	for _, n := range d.all("/ai/nodes", url.Values{}) {
+		got[n["hostname"].(string)] = [2]any{n["health"], n["health_reason"]}
+	}
+	want := map[string][2]any{
+		"gpu-fra1-01":     {"ok", nil},
+		"gpu-fra1-01-vm1": {"ok", nil},
+		"gpu-fra1-02":     {"degraded", "root disk 94% full"},
+		"gpu-fra1-03":     {"offline", "monitoring reports the node down (status standby)"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("health (-want +got)\n%s", diff)
+	}
+	totals := d.call(http.MethodGet, "/ai/nodes?limit=1", nil)["gpu_classes"]
+	wantTotals := []any{
+		map[string]any{"gpu_class": "H100", "nodes": 2.0, "gpus": 8.0, "gpus_unknown_nodes": 0.0,
+			"vram_total_bytes": 640e9, "vram_used_bytes": 63.3e9, "vram_free_bytes": 576.7e9, "vram_unknown_nodes": 0.0},
+		map[string]any{"gpu_class": "L40S", "nodes": 2.0, "gpus": 4.0, "gpus_unknown_nodes": 1.0,
+			"vram_total_bytes": 192e9, "vram_used_bytes": 0.0, "vram_free_bytes": 192e9, "vram_unknown_nodes": 1.0},
+	}
+	if diff := cmp.Diff(wantTotals, totals); diff != "" {
+		t.Fatalf("gpu_classes (-want +got)\n%s", diff)
 	}
 }

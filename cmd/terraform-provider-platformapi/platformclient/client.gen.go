@@ -19,6 +19,33 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AINodeHealth.
+const (
+	AINodeHealthDegraded    AINodeHealth = "degraded"
+	AINodeHealthOffline     AINodeHealth = "offline"
+	AINodeHealthOk          AINodeHealth = "ok"
+	AINodeHealthStale       AINodeHealth = "stale"
+	AINodeHealthUnreachable AINodeHealth = "unreachable"
+)
+
+// Valid indicates whether the value is a known member of the AINodeHealth enum.
+func (e AINodeHealth) Valid() bool {
+	switch e {
+	case AINodeHealthDegraded:
+		return true
+	case AINodeHealthOffline:
+		return true
+	case AINodeHealthOk:
+		return true
+	case AINodeHealthStale:
+		return true
+	case AINodeHealthUnreachable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for APITokenKind.
 const (
 	Pat APITokenKind = "pat"
@@ -538,6 +565,24 @@ func (e ListAiGatewayKeysParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListAiModelsParamsCached.
+const (
+	ListAiModelsParamsCachedNone  ListAiModelsParamsCached = "none"
+	ListAiModelsParamsCachedReady ListAiModelsParamsCached = "ready"
+)
+
+// Valid indicates whether the value is a known member of the ListAiModelsParamsCached enum.
+func (e ListAiModelsParamsCached) Valid() bool {
+	switch e {
+	case ListAiModelsParamsCachedNone:
+		return true
+	case ListAiModelsParamsCachedReady:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListAiModelsParamsSort.
 const (
 	Id          ListAiModelsParamsSort = "id"
@@ -571,6 +616,33 @@ func (e ListAiModelsParamsOrder) Valid() bool {
 	case Asc:
 		return true
 	case Desc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListAiNodesParamsHealth.
+const (
+	ListAiNodesParamsHealthDegraded    ListAiNodesParamsHealth = "degraded"
+	ListAiNodesParamsHealthOffline     ListAiNodesParamsHealth = "offline"
+	ListAiNodesParamsHealthOk          ListAiNodesParamsHealth = "ok"
+	ListAiNodesParamsHealthStale       ListAiNodesParamsHealth = "stale"
+	ListAiNodesParamsHealthUnreachable ListAiNodesParamsHealth = "unreachable"
+)
+
+// Valid indicates whether the value is a known member of the ListAiNodesParamsHealth enum.
+func (e ListAiNodesParamsHealth) Valid() bool {
+	switch e {
+	case ListAiNodesParamsHealthDegraded:
+		return true
+	case ListAiNodesParamsHealthOffline:
+		return true
+	case ListAiNodesParamsHealthOk:
+		return true
+	case ListAiNodesParamsHealthStale:
+		return true
+	case ListAiNodesParamsHealthUnreachable:
 		return true
 	default:
 		return false
@@ -679,6 +751,30 @@ const (
 func (e GetCustomerParamsInclude) Valid() bool {
 	switch e {
 	case VcsStatus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListNodeCachesParamsStatus.
+const (
+	ListNodeCachesParamsStatusCopying  ListNodeCachesParamsStatus = "copying"
+	ListNodeCachesParamsStatusMissing  ListNodeCachesParamsStatus = "missing"
+	ListNodeCachesParamsStatusReady    ListNodeCachesParamsStatus = "ready"
+	ListNodeCachesParamsStatusRemoving ListNodeCachesParamsStatus = "removing"
+)
+
+// Valid indicates whether the value is a known member of the ListNodeCachesParamsStatus enum.
+func (e ListNodeCachesParamsStatus) Valid() bool {
+	switch e {
+	case ListNodeCachesParamsStatusCopying:
+		return true
+	case ListNodeCachesParamsStatusMissing:
+		return true
+	case ListNodeCachesParamsStatusReady:
+		return true
+	case ListNodeCachesParamsStatusRemoving:
 		return true
 	default:
 		return false
@@ -1142,6 +1238,12 @@ type AINode struct {
 	// GpuUtilAvgPct Live
 	GpuUtilAvgPct nullable.Nullable[float64] `json:"gpu_util_avg_pct"`
 
+	// Health Derived: degraded is up with a warning sign; unreachable: no monitoring data or agent silent; stale: collector silent
+	Health AINodeHealth `json:"health"`
+
+	// HealthReason Why, in a sentence; null when ok
+	HealthReason nullable.Nullable[string] `json:"health_reason"`
+
 	// Hostname The node's id
 	//
 	// Example: gpu-fra1-01
@@ -1193,6 +1295,9 @@ type AINode struct {
 	// Vmid VM id on parent_host
 	Vmid nullable.Nullable[int64] `json:"vmid"`
 
+	// VramFreeBytes Live: total less used
+	VramFreeBytes nullable.Nullable[float64] `json:"vram_free_bytes"`
+
 	// VramTotalBytes Live: summed over GPUs
 	VramTotalBytes nullable.Nullable[float64] `json:"vram_total_bytes"`
 
@@ -1200,9 +1305,14 @@ type AINode struct {
 	VramUsedBytes nullable.Nullable[float64] `json:"vram_used_bytes"`
 }
 
+// AINodeHealth Derived: degraded is up with a warning sign; unreachable: no monitoring data or agent silent; stale: collector silent
+type AINodeHealth string
+
 // AINodePage defines model for AINodePage.
 type AINodePage struct {
-	Items []AINode `json:"items"`
+	// GpuClasses Totals per gpu_class over every node the filters match on all pages, not just this one; a sum covers the nodes reporting it, null if none
+	GpuClasses []GPUClassTotals `json:"gpu_classes"`
+	Items      []AINode         `json:"items"`
 
 	// MonitoringReachable false: monitoring unread, live fields null
 	MonitoringReachable bool `json:"monitoring_reachable"`
@@ -1492,6 +1602,23 @@ type ErrorDetail struct {
 
 	// Value The value at the given location
 	Value interface{} `json:"value,omitempty"`
+}
+
+// GPUClassTotals defines model for GPUClassTotals.
+type GPUClassTotals struct {
+	// GpuClass null: nodes without one
+	GpuClass nullable.Nullable[string] `json:"gpu_class"`
+	Gpus     nullable.Nullable[int64]  `json:"gpus"`
+
+	// GpusUnknownNodes Nodes with gpu_count null, not in gpus
+	GpusUnknownNodes int64                      `json:"gpus_unknown_nodes"`
+	Nodes            int64                      `json:"nodes"`
+	VramFreeBytes    nullable.Nullable[float64] `json:"vram_free_bytes"`
+	VramTotalBytes   nullable.Nullable[float64] `json:"vram_total_bytes"`
+
+	// VramUnknownNodes Nodes with VRAM total or used null, not in the vram sums
+	VramUnknownNodes int64                      `json:"vram_unknown_nodes"`
+	VramUsedBytes    nullable.Nullable[float64] `json:"vram_used_bytes"`
 }
 
 // GatewayKey defines model for GatewayKey.
@@ -2351,12 +2478,18 @@ type ListAiModelsParams struct {
 	// Q Case-insensitive substring of repo, display_name or summary
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 
+	// Cached ready: a node cache of it is ready; none: no node holds a ready one. Comma-separated, any of: ready, none.
+	Cached *[]ListAiModelsParamsCached `form:"cached,omitempty" json:"cached,omitempty"`
+
 	// Sort Sort key; ties in id order. One of: id, param_count_b, size_gb.
 	Sort *ListAiModelsParamsSort `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Order Sort direction; rows without the sort value come last either way. One of: asc, desc.
 	Order *ListAiModelsParamsOrder `form:"order,omitempty" json:"order,omitempty"`
 }
+
+// ListAiModelsParamsCached defines parameters for ListAiModels.
+type ListAiModelsParamsCached string
 
 // ListAiModelsParamsSort defines parameters for ListAiModels.
 type ListAiModelsParamsSort string
@@ -2387,12 +2520,18 @@ type ListAiNodesParams struct {
 	// GpuClass Exact GPU class
 	GpuClass *string `form:"gpu_class,omitempty" json:"gpu_class,omitempty"`
 
-	// Status Live status (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
-	Status *string `form:"status,omitempty" json:"status,omitempty"`
+	// Status Live statuses, comma-separated (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
+	Status *[]string `form:"status,omitempty" json:"status,omitempty"`
 
 	// Model Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)
 	Model *string `form:"model,omitempty" json:"model,omitempty"`
+
+	// Health Only nodes of this health. Comma-separated, any of: ok, degraded, offline, unreachable, stale.
+	Health *[]ListAiNodesParamsHealth `form:"health,omitempty" json:"health,omitempty"`
 }
+
+// ListAiNodesParamsHealth defines parameters for ListAiNodes.
+type ListAiNodesParamsHealth string
 
 // ListApiTokensParams defines parameters for ListApiTokens.
 type ListApiTokensParams struct {
@@ -2548,7 +2687,13 @@ type ListNodeCachesParams struct {
 
 	// ModelId Only this model's caches
 	ModelId *string `form:"model_id,omitempty" json:"model_id,omitempty"`
+
+	// Status Only caches of this status. Comma-separated, any of: copying, ready, removing, missing.
+	Status *[]ListNodeCachesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 }
+
+// ListNodeCachesParamsStatus defines parameters for ListNodeCaches.
+type ListNodeCachesParamsStatus string
 
 // RemoveNodeCacheParams defines parameters for RemoveNodeCache.
 type RemoveNodeCacheParams struct {
@@ -5995,6 +6140,18 @@ func NewListAiModelsRequest(server string, params *ListAiModelsParams) (*http.Re
 
 		}
 
+		if params.Cached != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cached", *params.Cached, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Sort != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -6304,7 +6461,7 @@ func NewListAiNodesRequest(server string, params *ListAiNodesParams) (*http.Requ
 
 		if params.Status != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6317,6 +6474,18 @@ func NewListAiNodesRequest(server string, params *ListAiNodesParams) (*http.Requ
 		if params.Model != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "model", *params.Model, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Health != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "health", *params.Health, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7532,6 +7701,18 @@ func NewListNodeCachesRequest(server string, params *ListNodeCachesParams) (*htt
 		if params.ModelId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "model_id", *params.ModelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
