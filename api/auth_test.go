@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"platformapi/api/apitest"
 	"platformapi/resources"
 )
@@ -132,6 +134,35 @@ func TestAuth_MissingScope_403ForbiddenWithRequired(t *testing.T) {
 	}
 }
 
+// TestAuth_Forbidden_DetailAndRemedyNameTheKeys: a 403 forbidden names the
+// keys in its detail ("any one of" when several would each do) and says
+// what to ask for in its remedy.
+func TestAuth_Forbidden_DetailAndRemedyNameTheKeys(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAIRead)
+	for _, tc := range []struct {
+		path string
+		want map[string]any
+	}{
+		{"/api/v1/audit-events", map[string]any{"required": []any{"audit-read-global"},
+			"detail": "this needs the permission key audit-read-global; it is not among the token's " +
+				"effective scopes",
+			"remedy": "Ask an administrator for a token with audit-read-global."}},
+		{"/api/v1/projects/1/release-state", map[string]any{
+			"required": []any{"releases-read-global", "releases-write-global"},
+			"detail": "this needs any one of: releases-read-global, releases-write-global; none is among " +
+				"the token's effective scopes",
+			"remedy": "Ask an administrator for a token with any one of: releases-read-global, " +
+				"releases-write-global."}},
+	} {
+		m := assertProblem(t, e.Do("GET", tc.path, tok, nil), 403, "forbidden")
+		got := map[string]any{"required": m["required"], "detail": m["detail"], "remedy": m["remedy"]}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.path, d)
+		}
+	}
+}
+
 func TestAuth_ScopeIntersectsOwnerRolesNow(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	ctx := context.Background()
@@ -156,7 +187,12 @@ func TestAuth_ScopeIntersectsOwnerRolesNow(t *testing.T) {
 	if _, err := e.Portal.RevokeRole(ctx, apitest.AdminEmail, "ann@example.test", "auditor"); err != nil {
 		t.Fatal(err)
 	}
-	assertProblem(t, e.Do("GET", "/api/v1/audit-events", tok, nil), 403, "forbidden")
+	m := assertProblem(t, e.Do("GET", "/api/v1/audit-events", tok, nil), 403, "forbidden")
+	want := "The token carries audit-read-global but its owner (ann@example.test) no longer " +
+		"holds it: ask an administrator to give the owner a role with audit-read-global."
+	if m["remedy"] != want {
+		t.Fatalf("remedy %q, want %q", m["remedy"], want)
+	}
 	scopes := e.Do("GET", "/api/v1/whoami", tok, nil).JSON(t)["scopes"].([]any)
 	if len(scopes) != 0 {
 		t.Fatalf("effective scopes after role removal: %v", scopes)

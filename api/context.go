@@ -22,6 +22,7 @@ const (
 	keyReplayForm
 	keyBudget
 	keyAuthenticated
+	keyRate
 )
 
 // RequestIDHeader carries the request id in and out.
@@ -68,10 +69,35 @@ func authenticatedFrom(ctx context.Context) *resources.Credential {
 	return c
 }
 
+// guarded is what the guard admitted a request with: its caller and the
+// token's rate budget after the request's charge.
+type guarded struct {
+	cred *resources.Credential
+	rate RateStatus
+}
+
 // CredentialFrom returns the authenticated caller of the request.
 func CredentialFrom(ctx context.Context) *resources.Credential {
-	c, _ := ctx.Value(keyCredential).(*resources.Credential)
-	return c
+	if g, _ := ctx.Value(keyCredential).(*guarded); g != nil {
+		return g.cred
+	}
+	return nil
+}
+
+// rateFrom is the token's rate budget after the request's charge (for an
+// MCP tool call, the charge of its POST).
+func rateFrom(ctx context.Context) RateStatus {
+	if g, _ := ctx.Value(keyCredential).(*guarded); g != nil {
+		return g.rate
+	}
+	return RateStatus{}
+}
+
+// rateCell is where an in-process request's charges record the budget they
+// leave (see Call.Rate), or nil.
+func rateCell(ctx context.Context) *RateStatus {
+	r, _ := ctx.Value(keyRate).(*RateStatus)
+	return r
 }
 
 // ActorFrom describes the authenticated caller for the audit log.

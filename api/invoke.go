@@ -23,6 +23,10 @@ type Call struct {
 	// Paid: the adapter took the call's two rate units; otherwise the
 	// operation takes the second one.
 	Paid bool
+	// Rate holds the token's budget after the adapter's charge (what the
+	// operation reports as the call's, e.g. GET /whoami); an operation that
+	// takes a unit itself records the budget it leaves there. Nil: none.
+	Rate *RateStatus
 	// Budget bounds the answer in estimated tokens (WithResultBudget); 0:
 	// REST's defaults.
 	Budget           int
@@ -51,6 +55,9 @@ func (s *Server) Invoke(ctx context.Context, c Call) (*Answer, error) {
 	ctx = WithAuthenticated(WithMCPTool(ctx, c.Operation, c.Paid), c.Credential)
 	if c.Budget > 0 {
 		ctx = WithResultBudget(ctx, c.Budget)
+	}
+	if c.Rate != nil {
+		ctx = context.WithValue(ctx, keyRate, c.Rate)
 	}
 	// No route context: chi routes the GET from the root with one of its
 	// pooled route contexts (a new one per call cost ~15 µs of an MCP call,

@@ -32,6 +32,8 @@ type WhoamiOutput struct {
 		AuthKind  string          `json:"auth_kind" doc:"pat or service_account"`
 		Token     WhoamiToken     `json:"token"`
 		Scopes    []string        `json:"scopes" doc:"Effective scopes: the token's scopes held by its owner now, sorted"`
+		Now       time.Time       `json:"now" doc:"The server's clock"`
+		RateLimit RateStatus      `json:"rate_limit" doc:"The token's rate budget after this call"`
 	}
 }
 
@@ -58,9 +60,11 @@ type EmptyInput struct{}
 
 func (s *Server) registerMeta() {
 	Register(s.api, Op{ID: "get-whoami", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/whoami", Tags: []string{"Meta"},
-		Summary:     "Who is calling",
-		Description: "The calling principal, how it authenticated, its effective scopes and its token's expiry.",
-		Notes:       "principal, auth kind, effective scopes, token expiry",
+		Summary: "Who is calling",
+		Description: "The calling principal, how it authenticated, its effective scopes, its " +
+			"token's expiry and rate budget, and the server's clock.",
+		Notes: "principal, auth kind, effective scopes, token expiry, `now` (server clock), " +
+			"`rate_limit` (budget left)",
 	}, s.whoami)
 	Register(s.api, Op{ID: "get-meta", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/meta", Tags: []string{"Meta"},
 		Summary: "API and platform version",
@@ -95,6 +99,7 @@ func (s *Server) whoami(ctx context.Context, _ *EmptyInput) (*WhoamiOutput, erro
 	b.Token = WhoamiToken{ID: formatID(c.Token.ID), Name: c.Token.Name, ExpiresAt: c.Token.ExpiresAt.UTC(),
 		AllowDestroy: c.Token.AllowDestroy, ExpiryWarning: optString(c.Token.ExpiryWarning(s.cfg.Now()))}
 	b.Scopes = c.EffectiveScopes()
+	b.Now, b.RateLimit = s.cfg.Now().UTC(), rateFrom(ctx)
 	return out, nil
 }
 

@@ -1,9 +1,15 @@
 package api_test
 
 import (
+	"encoding/json"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"platformapi/api"
 	"platformapi/api/apitest"
 	"platformapi/resources"
 )
@@ -27,6 +33,38 @@ func TestWhoami_ReportsPrincipalTokenAndEffectiveScopes(t *testing.T) {
 	tk := m["token"].(map[string]any)
 	if tk["allow_destroy"] != false || tk["expires_at"] == nil || tk["name"] != "test" {
 		t.Fatalf("token: %v", tk)
+	}
+}
+
+// TestWhoami_NowIsTheServerClock_RateLimitAsTheHeadersOfTheSameAnswer:
+// now is the server's clock (frozen in tests, then moved); rate_limit is
+// the budget after this request's own unit, as its RateLimit-* headers
+// say; the budget's clock is the server's too (moved on, it refilled).
+func TestWhoami_NowIsTheServerClock_RateLimitAsTheHeadersOfTheSameAnswer(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAuditRead)
+	for _, step := range []struct {
+		advance   time.Duration
+		remaining int
+	}{{0, 599}, {0, 598}, {0, 597}, {49 * time.Hour, 599}} {
+		e.Clock.Advance(step.advance)
+		r := e.Do("GET", "/api/v1/whoami", tok, nil)
+		var got struct {
+			Now       time.Time      `json:"now"`
+			RateLimit api.RateStatus `json:"rate_limit"`
+		}
+		if err := json.Unmarshal(r.Body, &got); err != nil || r.Status != 200 {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		want := api.RateStatus{Limit: api.RatePerMinute, Remaining: step.remaining, ResetSeconds: 1}
+		if d := cmp.Diff(want, got.RateLimit); d != "" || !got.Now.Equal(e.Clock.Now()) {
+			t.Fatalf("now %v (clock %v); rate_limit (-want +got):\n%s", got.Now, e.Clock.Now(), d)
+		}
+		headers := []string{r.Header.Get("RateLimit-Limit"), r.Header.Get("RateLimit-Remaining")}
+		fromBody := []string{strconv.Itoa(want.Limit), strconv.Itoa(want.Remaining)}
+		if d := cmp.Diff(fromBody, headers); d != "" {
+			t.Fatalf("headers (-body +headers):\n%s", d)
+		}
 	}
 }
 

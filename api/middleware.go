@@ -16,49 +16,70 @@ import (
 
 // guard runs before every operation: authentication, rate limit, permission
 // and destroy checks, in that order (none for a public operation). The
-// credential is put in the context.
+// credential and the rate budget the charge left are put in the context.
 func (s *Server) guard(ctx huma.Context, next func(huma.Context)) {
 	op, _ := opOf(ctx.Operation())
 	if op.Public {
 		next(ctx)
 		return
 	}
-	cred := authenticatedFrom(ctx.Context())
-	if cred != nil {
-		noteToken(ctx.Context(), cred.Token.ID) // authenticated by the outer POST /mcp
-	} else {
-		var err error
-		if cred, err = s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), ClientAddr(ctx.RemoteAddr())); err != nil {
-			s.writeHuma(ctx, err)
-			return
-		}
+	g, err := s.admit(ctx)
+	if err == nil {
+		err = permitted(g.cred, op.Permissions)
 	}
-	if cost := requestCost(ctx.Context()); cost > 0 {
-		if p := s.charge(ctx.Context(), cred.Token.ID, cost, ctx.SetHeader); p != nil {
-			s.writeHuma(ctx, p)
-			return
-		}
+	if err == nil && op.Destroy && !g.cred.Token.AllowDestroy {
+		err = resources.Errorf(resources.KindForbidden, resources.CodeDestroyNotAllowed,
+			"this operation destroys; use a token created with Allow destroy")
 	}
-	if err := permitted(cred, op.Permissions); err != nil {
+	if err != nil {
 		s.writeHuma(ctx, err)
 		return
 	}
-	if op.Destroy && !cred.Token.AllowDestroy {
-		s.writeHuma(ctx, resources.Errorf(resources.KindForbidden, resources.CodeDestroyNotAllowed,
-			"this operation destroys; use a token created with Allow destroy"))
-		return
+	next(huma.WithValue(ctx, keyCredential, g))
+}
+
+// admit authenticates the request (unless the outer POST /mcp did) and
+// charges what it costs: its caller and the budget left, or the refusal.
+func (s *Server) admit(ctx huma.Context) (*guarded, error) {
+	g := &guarded{cred: authenticatedFrom(ctx.Context())}
+	if g.cred != nil {
+		noteToken(ctx.Context(), g.cred.Token.ID) // authenticated by the outer POST /mcp
+	} else {
+		var err error
+		addr := ClientAddr(ctx.RemoteAddr())
+		g.cred, err = s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), addr)
+		if err != nil {
+			return nil, err
+		}
 	}
-	next(huma.WithValue(ctx, keyCredential, cred))
+	if cell := rateCell(ctx.Context()); cell != nil { // charged by the outer POST /mcp
+		g.rate = *cell
+	}
+	if cost := requestCost(ctx.Context()); cost > 0 {
+		rate, p := s.charge(ctx.Context(), g.cred.Token.ID, cost, ctx.SetHeader)
+		if p != nil {
+			return nil, p
+		}
+		g.rate = rate
+	}
+	return g, nil
 }
 
 // permitted is the permission rule: the credential's effective scopes hold
-// any one of keys (none: any valid token), else 403 forbidden naming them.
+// any one of keys (none: any valid token), else 403 forbidden naming them
+// with the remedy: a token with one of them, or, when the token carries one
+// its owner no longer holds, a role for the owner.
 func permitted(cred *resources.Credential, keys []string) error {
 	if resources.HasAny(cred.EffectiveScopes(), keys) {
 		return nil
 	}
-	return &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
-		Required: keys, Detail: "the token's effective scopes hold none of the required permission keys"}
+	remedy := "Ask an administrator for a token with " + resources.AnyOneOf(keys) + "."
+	if carried := resources.Intersect(cred.Token.Scopes, keys); len(carried) > 0 {
+		remedy = "The token carries " + strings.Join(carried, ", ") + " but its owner (" +
+			cred.Owner.Label() + ") no longer holds it: ask an administrator to give the owner " +
+			"a role with " + resources.AnyOneOf(keys) + "."
+	}
+	return resources.Forbidden("the token's effective scopes", keys, remedy)
 }
 
 // requestCost is what a request costs: a REST request 1 unit; the
@@ -78,37 +99,49 @@ func requestCost(ctx context.Context) int {
 // ChargeMCP takes what a POST /mcp costs from the token's budget: the two
 // units of a tool call when method is tools/call (its in-process GET then
 // costs nothing more), else one unit; and sets the rate-limit headers (as
-// REST sends them) through set. A refusal is the 429 rate_limited problem
+// REST sends them) through set. It returns the budget left (zero when the
+// limiter could not be asked). A refusal is the 429 rate_limited problem
 // with its Retry-After, and takes nothing.
 func (s *Server) ChargeMCP(ctx context.Context, cred *resources.Credential, method string,
-	set func(name, value string)) error {
+	set func(name, value string)) (RateStatus, error) {
 	cost := mcpMessageCost
 	if method == MCPToolCall {
 		cost = mcpCallCost
 	}
-	if p := s.charge(ctx, cred.Token.ID, cost, set); p != nil {
-		return p
+	rate, p := s.charge(ctx, cred.Token.ID, cost, set)
+	if p != nil {
+		return rate, p
 	}
-	return nil
+	return rate, nil
 }
 
-// charge takes cost units from the token's rate budget and sets the
-// RateLimit-Limit, RateLimit-Remaining and RateLimit-Policy headers.
-func (s *Server) charge(ctx context.Context, tokenID int64, cost int, set func(name, value string)) *Problem {
+// charge takes cost units from the token's rate budget, sets the
+// RateLimit-Limit, RateLimit-Remaining and RateLimit-Policy headers, and
+// returns the budget left, also recorded in the context's rate cell (an
+// in-process call whose adapter did not pay). Every figure of a budget an
+// answer shows comes from here.
+func (s *Server) charge(ctx context.Context, tokenID int64, cost int,
+	set func(name, value string)) (RateStatus, *Problem) {
 	d, err := s.cfg.Limiter.Take(ctx, "token:"+strconv.FormatInt(tokenID, 10), cost)
 	if err != nil {
-		return &Problem{Status: http.StatusServiceUnavailable, Code: resources.CodeUnavailable,
+		return RateStatus{}, &Problem{Status: http.StatusServiceUnavailable,
+			Code:   resources.CodeUnavailable,
 			Detail: "the rate limiter is unavailable; retry shortly", retryAfter: 1e9, cause: err}
+	}
+	rate := d.Status()
+	if cell := rateCell(ctx); cell != nil {
+		*cell = rate
 	}
 	set("RateLimit-Limit", strconv.Itoa(d.Limit))
 	set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
 	set("RateLimit-Policy", strconv.Itoa(d.Limit)+";w=60")
 	if d.Allowed {
-		return nil
+		return rate, nil
 	}
 	s.metrics.refusals.Inc()
-	return &Problem{Status: http.StatusTooManyRequests, Code: resources.CodeRateLimited, retryAfter: d.RetryAfter,
-		retryZero: true, Detail: "the token's budget of " + strconv.Itoa(d.Limit) + " units (refilled at " +
+	return rate, &Problem{Status: http.StatusTooManyRequests, Code: resources.CodeRateLimited,
+		retryAfter: d.RetryAfter, retryZero: true,
+		Detail: "the token's budget of " + strconv.Itoa(d.Limit) + " units (refilled at " +
 			strconv.Itoa(d.Limit/60) + " a second) is spent; retry after Retry-After seconds"}
 }
 

@@ -30,6 +30,24 @@ type RateDecision struct {
 	RetryAfter time.Duration // when refused: how long until the cost fits
 }
 
+// Status is the budget d leaves, as GET /whoami and MCP results show it.
+func (d RateDecision) Status() RateStatus {
+	s := RateStatus{Limit: d.Limit, Remaining: d.Remaining}
+	if d.Limit > 0 && d.Remaining < d.Limit { // the spent units refill at Limit a minute
+		s.ResetSeconds = ((d.Limit-d.Remaining)*60 + d.Limit - 1) / d.Limit
+	}
+	return s
+}
+
+// RateStatus is a token's rate budget right after a request's charge: the
+// RateLimit-Limit and RateLimit-Remaining of the same answer, and when the
+// budget is full again.
+type RateStatus struct {
+	Limit        int `json:"limit" doc:"Units of a full budget; it refills evenly over a minute"`
+	Remaining    int `json:"remaining"`
+	ResetSeconds int `json:"reset_seconds" doc:"Seconds until the budget is full again"`
+}
+
 // RateLimiter takes units from a key's budget. The in-process limiter serves
 // one replica; a shared (Redis) one can take its place behind this interface.
 type RateLimiter interface {

@@ -132,14 +132,19 @@ func TestUsers_Invite_RoleBeyondCallerScopes_403(t *testing.T) {
 	e, tok := userEnv(t)
 	m := assertProblem(t, e.Do("POST", "/api/v1/users", tok, map[string]any{"email": "x@example.test", "display_name": "X",
 		"roles": []string{"auditor", "releaser"}}), 403, "forbidden")
-	if strings.Join(anyStrings(m["required"]), ",") != resources.PermReleasesWrite {
-		t.Fatalf("required: %v", m["required"])
+	if strings.Join(anyStrings(m["required"]), ",") != resources.PermReleasesWrite ||
+		m["remedy"] != "Ask an administrator to give the role(s), or for a token with "+
+			"releases-write-global." {
+		t.Fatalf("required: %v, remedy %v", m["required"], m["remedy"])
 	}
 	// admin carries the key "admin", which no token ever holds.
 	m = assertProblem(t, e.Do("POST", "/api/v1/users", tok, map[string]any{"email": "x@example.test", "display_name": "X",
 		"roles": []string{"admin"}}), 403, "forbidden")
-	if !slices.Contains(anyStrings(m["required"]), resources.PermAdmin) {
-		t.Fatalf("required: %v", m["required"])
+	remedy, _ := m["remedy"].(string)
+	if !slices.Contains(anyStrings(m["required"]), resources.PermAdmin) ||
+		!strings.HasPrefix(remedy, "Ask an administrator to give the role(s), or for a token with "+
+			"every one of: ") {
+		t.Fatalf("required: %v, remedy %q", m["required"], remedy)
 	}
 	if n := count(t, e, "SELECT count(*) FROM users"); n != 1 {
 		t.Fatalf("users written: %d", n)

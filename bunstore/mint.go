@@ -69,15 +69,19 @@ func (m TokenMinter) tokenOwner(ctx context.Context, tx bun.Tx, minter personRow
 	return &tokenRow{Kind: resources.TokenKindServiceAccount, ServiceAccountID: &sa.ID}, sa.principal(), nil
 }
 
+// tokenAdmins are the keys that manage other people's tokens.
+var tokenAdmins = []string{resources.PermAPITokensAdmin}
+
 // RevokeToken stops a token at once. One's own token needs only being signed
 // in; another's needs api-tokens-admin-global. Revoking a revoked token
 // changes nothing.
 func (m TokenMinter) RevokeToken(ctx context.Context, as string, id int64) (resources.APIToken, error) {
 	return m.changeToken(ctx, as, id, "api_token.revoke", func(p personRow, r *tokenRow) (bool, error) {
 		own := r.UserID != nil && *r.UserID == p.ID
-		if !own && !resources.HasAny(p.principal().Permissions, []string{resources.PermAPITokensAdmin}) {
+		if !own && !resources.HasAny(p.principal().Permissions, tokenAdmins) {
 			return false, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
-				Required: []string{resources.PermAPITokensAdmin}, Detail: "revoking another's token needs " + resources.PermAPITokensAdmin}
+				Required: tokenAdmins, Detail: "revoking another's token needs " + resources.PermAPITokensAdmin,
+				Remedy: resources.AskForRole(tokenAdmins)}
 		}
 		if r.RevokedAt != nil {
 			return false, nil
@@ -92,9 +96,10 @@ func (m TokenMinter) RevokeToken(ctx context.Context, as string, id int64) (reso
 // api-tokens-admin-global and refuses a revoked token.
 func (m TokenMinter) ExtendToken(ctx context.Context, as string, id int64, days int) (resources.APIToken, error) {
 	return m.changeToken(ctx, as, id, "api_token.extend", func(p personRow, r *tokenRow) (bool, error) {
-		if !resources.HasAny(p.principal().Permissions, []string{resources.PermAPITokensAdmin}) {
+		if !resources.HasAny(p.principal().Permissions, tokenAdmins) {
 			return false, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
-				Required: []string{resources.PermAPITokensAdmin}, Detail: "extending a token needs " + resources.PermAPITokensAdmin}
+				Required: tokenAdmins, Detail: "extending a token needs " + resources.PermAPITokensAdmin,
+				Remedy: resources.AskForRole(tokenAdmins)}
 		}
 		if err := resources.ValidateTokenDays(days); err != nil {
 			return false, err

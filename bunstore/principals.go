@@ -74,8 +74,8 @@ func sessionActor(ctx context.Context, db bun.IDB, email string, anyOf ...string
 		return resources.Actor{}, resources.Errorf(resources.KindForbidden, resources.CodePrincipalDisabled, "%s is deactivated", email)
 	}
 	if !resources.HasAny(pr.Permissions, anyOf) {
-		return resources.Actor{}, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
-			Required: anyOf, Detail: email + " holds none of the required permission keys"}
+		return resources.Actor{}, resources.Forbidden("the permissions of "+email, anyOf,
+			resources.AskForRole(anyOf))
 	}
 	return resources.Actor{Label: p.Email, UserID: &p.ID, AuthKind: resources.AuthKindSession}, nil
 }

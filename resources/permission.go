@@ -112,3 +112,31 @@ func ValidatePermissionKeys(field string, keys []string) error {
 	}
 	return nil
 }
+
+// AnyOneOf names keys of which any one would do, for a sentence: the key
+// itself, or "any one of: a, b" when there are several.
+func AnyOneOf(keys []string) string {
+	if len(keys) == 1 {
+		return keys[0]
+	}
+	return "any one of: " + strings.Join(keys, ", ")
+}
+
+// Forbidden is the 403 forbidden refusal of a caller none of whose
+// permission keys (lacking names them, e.g. "the token's effective
+// scopes") is among keys, any one of which would do: Required lists keys,
+// the detail names them ("any one of" when there are several) and Remedy
+// says what to do, a sentence.
+func Forbidden(lacking string, keys []string, remedy string) *Error {
+	d := "this needs the permission key " + AnyOneOf(keys) + "; it is not among " + lacking
+	if len(keys) > 1 {
+		d = "this needs " + AnyOneOf(keys) + "; none is among " + lacking
+	}
+	return &Error{Kind: KindForbidden, Code: CodeForbidden, Required: keys, Detail: d, Remedy: remedy}
+}
+
+// AskForRole is the remedy of a person lacking keys (any one of which would
+// do): a role with one of them.
+func AskForRole(keys []string) string {
+	return "Ask an administrator for a role with " + AnyOneOf(keys) + "."
+}

@@ -97,7 +97,9 @@ func CheckMint(minter, owner Principal, t NewToken) error {
 		return Errorf(KindForbidden, CodeSignInRequired, "only an active, signed-in person can mint tokens")
 	}
 	if !slices.Contains(minter.Permissions, PermAPITokensAdmin) {
-		return &Error{Kind: KindForbidden, Code: CodeForbidden, Detail: "minting a token needs " + PermAPITokensAdmin, Required: []string{PermAPITokensAdmin}}
+		admins := []string{PermAPITokensAdmin}
+		return &Error{Kind: KindForbidden, Code: CodeForbidden, Required: admins,
+			Detail: "minting a token needs " + PermAPITokensAdmin, Remedy: AskForRole(admins)}
 	}
 	if len(t.Name) < 1 || len(t.Name) > 80 {
 		return Invalid("name", CodeValidationFailed, "token name must be 1 to 80 characters")

@@ -78,7 +78,8 @@ var problemIndex = sync.OnceValue(func() map[string]ProblemCode {
 func requestProblems() []ProblemCode {
 	return []ProblemCode{
 		p("invalid_parameter", 400, "A path or query parameter (an MCP tool argument) is invalid; `field` names it, "+
-			"`errors` say why (valid values or pattern). Fix the argument."),
+			"`errors` say why (valid values or pattern). Fix the argument; over MCP, `next_tool` names "+
+			"the tool listing valid values of a missing or invalid id."),
 		p(CodeInvalidCursor, 400, "The cursor was not issued for this list and these filters; start again without one."),
 		p(CodeInvalidIdempotencyKey, 400, "The Idempotency-Key header is empty or not 1 to 255 printable characters."),
 		p("malformed_body", 400, "The request body could not be read or parsed as JSON."),
@@ -118,8 +119,8 @@ func authProblems() []ProblemCode {
 		p(CodeGatewayKeyExpired, 401, "AI gateway: the key has passed its expires_at; ask for a new key."),
 		p(CodePrincipalDisabled, 401, "The token's owner is deactivated or disabled."),
 		p(CodeTokenIPNotAllowed, 401, "The token may not be used from this client address."),
-		p(CodeForbidden, 403, "The token's effective scopes hold none of the permission keys in `required`.").
-			next("get-whoami"),
+		p(CodeForbidden, 403, "The caller lacks the permission keys in `required` (any one would do "+
+			"unless the detail says every one); `remedy` says what to ask an administrator for."),
 		p(CodeDestroyNotAllowed, 403, "The operation destroys; it needs a token created with Allow destroy."),
 		p("origin_not_allowed", 403, "The Origin of this POST /mcp is not loopback nor an allowed origin "+
 			"(--mcp-allowed-origins)."),

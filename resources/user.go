@@ -75,7 +75,7 @@ func AddedRoles(before, after []string) []string {
 
 // CheckRoleGrant lets a caller give only roles whose every permission key it
 // holds itself; otherwise 403 forbidden with Required = the missing keys,
-// sorted.
+// sorted, every one of them needed (the remedy says so).
 func CheckRoleGrant(held []string, roles []Role) error {
 	var missing, names []string
 	for _, r := range roles {
@@ -93,8 +93,14 @@ func CheckRoleGrant(held []string, roles []Role) error {
 		return nil
 	}
 	slices.Sort(missing)
+	every := missing[0]
+	if len(missing) > 1 {
+		every = "every one of: " + strings.Join(missing, ", ")
+	}
 	return &Error{Kind: KindForbidden, Code: CodeForbidden, Required: missing,
-		Detail: "the caller cannot give role(s) " + strings.Join(names, ", ") + ": it does not hold every key they carry"}
+		Detail: "the caller cannot give role(s) " + strings.Join(names, ", ") +
+			": it does not hold every key they carry",
+		Remedy: "Ask an administrator to give the role(s), or for a token with " + every + "."}
 }
 
 // CheckDeactivate decides a deactivation: a person cannot deactivate

@@ -17,45 +17,62 @@ import (
 	"platformapi/resources"
 )
 
-// handler answers a tools/call of spec by running its operation in-process
+// handler answers a tools/call of spec (see run); every result, a tool
+// error too, carries the token's rate budget after the call in its _meta
+// (RateMetaKey).
+func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		outer, ok := outerFrom(ctx)
+		if !ok {
+			return nil, errors.New("tools: tool call without its POST /mcp request") // an internal fault
+		}
+		res := m.run(ctx, spec, outer, req)
+		if outer.rate != nil && outer.rate.Limit > 0 { // zero: the limiter could not be asked
+			res.Meta = mcp.NewMetaFromMap(map[string]any{RateMetaKey: *outer.rate})
+		}
+		return res, nil
+	}
+}
+
+// RateMetaKey is the member of a tool result's _meta holding the token's
+// rate budget after the call: {limit, remaining, reset_seconds}, as
+// GET /whoami's rate_limit.
+const RateMetaKey = "platformapi/rate_limit"
+
+// run answers a tools/call of spec by running its operation in-process
 // (api.Server.Invoke) with the caller's credential (authenticated once, by
 // the POST's guard) and address: permissions, audit and problem documents
 // are exactly those of REST. The result is bounded by the call's budget
 // (api.DefaultPageBudget for a list called without limit,
 // api.MaxResultBudget otherwise).
-func (m *MCP) handler(spec toolSpec) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		outer, ok := outerFrom(ctx)
-		switch {
-		case !ok:
-			return nil, errors.New("tools: tool call without its POST /mcp request") // an internal fault
-		case outer.refused != nil:
-			return m.errorResult(ctx, spec, outer.refused), nil
-		}
-		args, err := decodeArgs(req)
-		if err != nil {
-			return m.errorResult(ctx, spec, err), nil
-		}
-		c := spec.call(args)
-		c.Credential, c.Paid, c.RemoteAddr, c.Host = outer.cred, outer.method == api.MCPToolCall,
-			outer.remoteAddr, outer.host
-		c.Budget = api.MaxResultBudget
-		if _, limited := args["limit"]; spec.list && !limited {
-			c.Budget = api.DefaultPageBudget
-		}
-		a, err := m.srv.Invoke(ctx, c)
-		if ctx.Err() != nil { // the client cancelled the call: not a fault of ours
-			return m.errorResult(ctx, spec, cancelled()), nil
-		}
-		if err != nil {
-			return m.errorResult(ctx, spec, err), nil
-		}
-		copyRateHeaders(outer.header, a.Header)
-		if a.Status < 300 && a.Body.Len() > c.Budget*api.BytesPerToken {
-			return m.errorResult(ctx, spec, m.tooLarge(spec, a.Body.Len(), c.Budget)), nil
-		}
-		return m.toolResult(spec, a), nil
+func (m *MCP) run(ctx context.Context, spec toolSpec, outer outerRequest,
+	req mcp.CallToolRequest) *mcp.CallToolResult {
+	if outer.refused != nil {
+		return m.errorResult(ctx, spec, outer.refused)
 	}
+	args, err := decodeArgs(req)
+	if err != nil {
+		return m.errorResult(ctx, spec, err)
+	}
+	c := spec.call(args)
+	c.Credential, c.Paid, c.Rate = outer.cred, outer.method == api.MCPToolCall, outer.rate
+	c.RemoteAddr, c.Host = outer.remoteAddr, outer.host
+	c.Budget = api.MaxResultBudget
+	if _, limited := args["limit"]; spec.list && !limited {
+		c.Budget = api.DefaultPageBudget
+	}
+	a, err := m.srv.Invoke(ctx, c)
+	if ctx.Err() != nil { // the client cancelled the call: not a fault of ours
+		return m.errorResult(ctx, spec, cancelled())
+	}
+	if err != nil {
+		return m.errorResult(ctx, spec, err)
+	}
+	copyRateHeaders(outer.header, a.Header)
+	if a.Status < 300 && a.Body.Len() > c.Budget*api.BytesPerToken {
+		return m.errorResult(ctx, spec, m.tooLarge(spec, a.Body.Len(), c.Budget))
+	}
+	return m.toolResult(spec, a)
 }
 
 // cancelled is the answer to a call its client cancelled.

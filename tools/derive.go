@@ -28,6 +28,8 @@ type toolSpec struct {
 	list        bool                      // takes fields (and limit): a page of items
 	inputProps  map[string]map[string]any // the input schema's properties, for error hints
 	rootDef     string                    // the component name of the 200 answer's schema
+	itemKey     []string                  // a list's item key (api.ExtItemKey)
+	listers     map[string]string         // required argument → the list tool of its values
 }
 
 // param is one path or query parameter of an operation.
@@ -75,6 +77,7 @@ func deriveTools(doc *huma.OpenAPI) ([]toolSpec, error) {
 	if err := shareDescriptions(specs); err != nil {
 		return nil, err
 	}
+	linkListers(specs)
 	for i := range specs {
 		raw, err := admitProblems(specs[i].tool.RawOutputSchema, specs[i].rootDef)
 		if err != nil {
@@ -155,6 +158,7 @@ func specFor(doc *huma.OpenAPI, path string, op *huma.Operation, decl api.Op) (t
 		return spec, err
 	}
 	spec.rootDef = rootDef
+	spec.itemKey, _ = op.Extensions[api.ExtItemKey].([]string)
 	spec.tool = newTool(decl, raw, out)
 	return spec, nil
 }

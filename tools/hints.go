@@ -12,7 +12,8 @@ import (
 // hint adds to a tool error's problem what an agent needs to recover:
 // `hint`, words naming the argument at fault with its valid values or
 // pattern (or the valid arguments), and `next_tool`, the tool to call next
-// where one helps (from the problem-code catalogue).
+// where one helps (from the problem-code catalogue, or the list tool of the
+// values of the argument at fault).
 func (m *MCP) hint(spec toolSpec, problem map[string]any) {
 	code, _ := problem["code"].(string)
 	field, _ := problem["field"].(string)
@@ -24,6 +25,9 @@ func (m *MCP) hint(spec toolSpec, problem map[string]any) {
 	switch code {
 	case api.CodeInvalidParameter:
 		hints = append(hints, spec.argumentHint(field))
+		if l := spec.listers[field]; l != "" { // a missing or invalid id: the tool listing valid ones
+			next = l
+		}
 	case resources.CodeInvalidCursor:
 		hints = append(hints, "call "+spec.tool.Name+" again without cursor to start from the first page")
 	case resources.CodeResultTooLarge:

@@ -72,9 +72,11 @@ func TestMCP_ToolsListEqualsGETOperations(t *testing.T) {
 	}
 }
 
+// TestMCP_WhoamiSameAsREST: get-whoami answers the bytes of GET /whoami
+// (under a budget that stays put, as the calls' charges differ).
 func TestMCP_WhoamiSameAsREST(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t).enableAPI()
+	e := newEnv(t, func(o *apitest.Options, _ *Config) { o.Limiter = steadyLimiter{} }).enableAPI()
 	tok := e.token(resources.PermAuditRead, resources.PermAPITokensRead)
 	rest := e.do(http.MethodGet, api.Prefix+"/whoami", map[string]string{"Authorization": "Bearer " + tok}, "")
 	if rest.status != http.StatusOK {

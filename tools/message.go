@@ -3,8 +3,11 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"platformapi/api"
 )
 
 // rpcMessage is what the guard reads of a POST /mcp body: the JSON-RPC
@@ -94,10 +97,11 @@ func (m *MCP) release(a *answerBuffer) {
 // appendCallResult appends exactly what json.NewEncoder(w).Encode(resp)
 // writes (mcp-go's encoding of a tool's answer, HTML escaping included)
 // when resp has the shape of every successful answer of a tool here: a
-// CallToolResult with text contents and, optionally, raw structured
-// content, nothing else (a tool error's structured content is a decoded
-// problem document, encoded by the standard encoder). It reports false, having appended something
-// partial, for any other shape.
+// CallToolResult with text contents, the rate budget in _meta and,
+// optionally, raw structured content, nothing else (a tool error's
+// structured content is a decoded problem document, encoded by the standard
+// encoder). It reports false, having appended something partial, for any
+// other shape.
 //
 // The raw structured content is an answer of the API's own router, which
 // encodes compact JSON (api.JSONFormat); it is HTML-escaped as the
@@ -119,7 +123,17 @@ func (a *answerBuffer) appendCallResult(resp mcp.JSONRPCMessage) bool {
 	if a.value(r.ID.Value()) != nil { // what RequestId.MarshalJSON writes
 		return false
 	}
-	a.b.WriteString(`,"result":{"content":[`)
+	a.b.WriteString(`,"result":{`)
+	if rate, ok := rateMeta(res.Meta); ok { // "_meta" sorts first, as encoding/json orders map keys
+		a.b.WriteString(`"_meta":{"` + RateMetaKey + `":{"limit":`)
+		a.b.WriteString(strconv.Itoa(rate.Limit))
+		a.b.WriteString(`,"remaining":`)
+		a.b.WriteString(strconv.Itoa(rate.Remaining))
+		a.b.WriteString(`,"reset_seconds":`)
+		a.b.WriteString(strconv.Itoa(rate.ResetSeconds))
+		a.b.WriteString(`}},`)
+	}
+	a.b.WriteString(`"content":[`)
 	for i, c := range res.Content {
 		t := c.(mcp.TextContent) // plainResult checked
 		if i > 0 {
@@ -154,10 +168,14 @@ func (a *answerBuffer) value(v any) error {
 
 // plainResult reports whether res has only what appendCallResult writes:
 // text contents without annotations or _meta, raw structured content or
-// none, and no _meta, result type or multi round-trip fields.
+// none, no _meta but the rate budget, no result type or multi round-trip
+// fields.
 func plainResult(res *mcp.CallToolResult) bool {
-	if res == nil || res.Meta != nil || res.ResultType != "" || len(res.InputRequests) > 0 ||
+	if res == nil || res.ResultType != "" || len(res.InputRequests) > 0 ||
 		res.RequestState != "" || res.StructuredContent != nil && len(res.RawStructuredContent) == 0 {
+		return false
+	}
+	if _, ok := rateMeta(res.Meta); res.Meta != nil && !ok {
 		return false
 	}
 	for _, c := range res.Content {
@@ -167,4 +185,13 @@ func plainResult(res *mcp.CallToolResult) bool {
 		}
 	}
 	return true
+}
+
+// rateMeta is the rate budget in meta when that is all meta holds.
+func rateMeta(meta *mcp.Meta) (api.RateStatus, bool) {
+	if meta == nil || meta.ProgressToken != nil || len(meta.AdditionalFields) != 1 {
+		return api.RateStatus{}, false
+	}
+	rate, ok := meta.AdditionalFields[RateMetaKey].(api.RateStatus)
+	return rate, ok
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"platformapi/api"
+	"platformapi/api/apitest"
 )
 
 // referencePath serves POST /mcp's admission followed by mcp-go's own
@@ -30,15 +31,25 @@ func mountReference(e *env) {
 	})
 }
 
+// steadyLimiter grants every charge and answers the same budget, so that
+// two answers to one message are alike byte for byte, the rate budget in
+// their _meta included.
+type steadyLimiter struct{}
+
+// Take implements api.RateLimiter.
+func (steadyLimiter) Take(context.Context, string, int) (api.RateDecision, error) {
+	return api.RateDecision{Allowed: true, Limit: api.RatePerMinute, Remaining: 500}, nil
+}
+
 // TestMCP_OneHandler_AnswersWhatMcpGosTransportAnswers: every message of
 // both protocol eras gets from the one handler the status, media type and
 // bytes mcp-go's streamable HTTP transport gives it: initialize, lists,
 // calls (HTML-escaped characters, a line separator, projected lists, tool
-// errors, unknown tools, odd ids, _meta), pings and their answers,
-// notifications, batches, bad JSON, and 2026-07-28 requests with right and
-// wrong headers.
+// errors, unknown tools, odd ids, _meta, the rate budget in the result's
+// _meta), pings and their answers, notifications, batches, bad JSON, and
+// 2026-07-28 requests with right and wrong headers.
 func TestMCP_OneHandler_AnswersWhatMcpGosTransportAnswers(t *testing.T) {
-	e := newEnv(t).enableAPI()
+	e := newEnv(t, func(o *apitest.Options, _ *Config) { o.Limiter = steadyLimiter{} }).enableAPI()
 	mountReference(e)
 	tok := populate(t, e)
 	auth := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json"}

@@ -36,11 +36,14 @@ const serverName = "platformapi"
 const instructions = "Read-only tools over the platform management API (" + api.Prefix + "). " +
 	"Each tool is one GET operation: its arguments are the operation's path and query parameters, " +
 	"its result is the same JSON the REST API answers. A refused call is a tool error whose " +
-	"structured content is an RFC 9457 problem document; branch on its `code`, follow `hint` and " +
-	"`next_tool`. Lists are paged and bounded: pass `next_cursor` back as `cursor` until it is null; " +
-	"a page stops early rather than pass 8,000 estimated tokens (25,000 with an explicit limit); " +
-	"`fields` keeps only the members you need. A tool call costs two of the token's 600 units a " +
-	"minute, any other MCP message one; when refused, wait `retry_after_seconds`."
+	"structured content is an RFC 9457 problem document; branch on its `code`, follow `hint`, " +
+	"`remedy` and `next_tool`. Lists are paged and bounded: pass `next_cursor` back as `cursor` " +
+	"until it is null; a page stops early rather than pass 8,000 estimated tokens (25,000 with an " +
+	"explicit limit); `fields` keeps only the members you need. A tool call costs two of the " +
+	"token's 600 units a minute, any other MCP message one; when refused, wait " +
+	"`retry_after_seconds`. Every tool result's `_meta` holds `" + RateMetaKey + "` {limit, " +
+	"remaining, reset_seconds}: the budget after that call. get-whoami answers the server's clock " +
+	"(`now`); trust it over your own sense of the date."
 
 // Config configures the MCP endpoint.
 type Config struct {

@@ -87,14 +87,25 @@ func TestMCP_UnknownToolset_400(t *testing.T) {
 }
 
 // TestMCP_HiddenToolStillAnswersItsProblem: a tool tools/list hides from a
-// token is still callable and answers REST's 403 with the keys required.
+// token is still callable and answers REST's 403 with the keys required
+// and the remedy, as its structured content; no tool to call next.
 func TestMCP_HiddenToolStillAnswersItsProblem(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t).enableAPI()
 	c := e.client(e.token(resources.PermAIRead), nil, false)
-	p := problemOf(t, call(t, c, "list-customers", nil))
-	if p["code"] != resources.CodeForbidden || p["next_tool"] != "get-whoami" {
-		t.Fatalf("problem %v", p)
+	for tool, want := range map[string]map[string]any{
+		"list-audit-events": {"required": []any{resources.PermAuditRead},
+			"remedy": "Ask an administrator for a token with audit-read-global."},
+		"list-customers": {"required": []any{resources.PermTenancyRead, resources.PermTenancyWrite},
+			"remedy": "Ask an administrator for a token with any one of: tenancy-read-global, " +
+				"tenancy-write-global."},
+	} {
+		p := problemOf(t, call(t, c, tool, nil))
+		got := map[string]any{"required": p["required"], "remedy": p["remedy"]}
+		d := cmp.Diff(want, got)
+		if d != "" || p["code"] != resources.CodeForbidden || p["next_tool"] != nil {
+			t.Fatalf("%s: %v (-want +got):\n%s", tool, p, d)
+		}
 	}
 }
 

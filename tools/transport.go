@@ -32,6 +32,10 @@ type outerRequest struct {
 	method     string          // the JSON-RPC method of the message
 	toolsets   map[string]bool // nil: every toolset
 	refused    error           // the POST's charge was refused (a tools/call answers it as a tool error)
+	// rate is, for a tools/call, the token's budget after the POST's
+	// charge, and after the in-process GET's when it takes a unit itself
+	// (see api.Call.Rate).
+	rate *api.RateStatus
 }
 
 // outerFrom returns the facts of the POST /mcp request ctx belongs to.
@@ -83,7 +87,11 @@ func (m *MCP) admit(w http.ResponseWriter, r *http.Request) (outerRequest, rpcMe
 	msg := readMessage(body)
 	o.method = msg.Method
 	api.NoteMCP(r.Context(), msg.Method, msg.Params.Name)
-	if err := m.srv.ChargeMCP(r.Context(), cred, o.method, w.Header().Set); err != nil {
+	rate, err := m.srv.ChargeMCP(r.Context(), cred, o.method, w.Header().Set)
+	if o.method == api.MCPToolCall {
+		o.rate = &rate
+	}
+	if err != nil {
 		if o.method != api.MCPToolCall {
 			return o, rpcMessage{}, err
 		}

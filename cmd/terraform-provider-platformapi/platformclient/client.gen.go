@@ -2008,7 +2008,7 @@ type Problem struct {
 	// Instance Request path
 	Instance string `json:"instance"`
 
-	// Remedy On 403 licence_*: what an operator can do
+	// Remedy On 403 forbidden and licence_*: what to do
 	Remedy *string `json:"remedy,omitempty"`
 
 	// RequestId Equals the X-Request-ID response header
@@ -2172,6 +2172,16 @@ type PromotionInputBody struct {
 
 // PromotionInputBodyTargetEnv defines model for PromotionInputBody.TargetEnv.
 type PromotionInputBodyTargetEnv string
+
+// RateStatus defines model for RateStatus.
+type RateStatus struct {
+	// Limit Units of a full budget; it refills evenly over a minute
+	Limit     int64 `json:"limit"`
+	Remaining int64 `json:"remaining"`
+
+	// ResetSeconds Seconds until the budget is full again
+	ResetSeconds int64 `json:"reset_seconds"`
+}
 
 // ReleaseOperation defines model for ReleaseOperation.
 type ReleaseOperation struct {
@@ -2366,8 +2376,12 @@ type Warning struct {
 // WhoamiOutputBody defines model for WhoamiOutputBody.
 type WhoamiOutputBody struct {
 	// AuthKind pat or service_account
-	AuthKind  string          `json:"auth_kind"`
+	AuthKind string `json:"auth_kind"`
+
+	// Now The server's clock
+	Now       time.Time       `json:"now"`
 	Principal WhoamiPrincipal `json:"principal"`
+	RateLimit RateStatus      `json:"rate_limit"`
 
 	// Scopes Effective scopes: the token's scopes held by its owner now, sorted
 	Scopes []string    `json:"scopes"`
@@ -3974,7 +3988,7 @@ type ClientInterface interface {
 
 	// GetWhoami Who is calling
 	//
-	// The calling principal, how it authenticated, its effective scopes and its token's expiry.
+	// The calling principal, how it authenticated, its effective scopes, its token's expiry and rate budget, and the server's clock.
 	//
 	// Permission: any valid API token.
 	//
@@ -5583,7 +5597,7 @@ func (c *Client) PatchUserWithApplicationMergePatchPlusJSONBody(ctx context.Cont
 
 // GetWhoami Who is calling
 //
-// The calling principal, how it authenticated, its effective scopes and its token's expiry.
+// The calling principal, how it authenticated, its effective scopes, its token's expiry and rate budget, and the server's clock.
 //
 // Permission: any valid API token.
 //
@@ -10230,7 +10244,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetWhoamiWithResponse Who is calling
 	//
-	// The calling principal, how it authenticated, its effective scopes and its token's expiry.
+	// The calling principal, how it authenticated, its effective scopes, its token's expiry and rate budget, and the server's clock.
 	//
 	// Permission: any valid API token.
 	//
@@ -23635,7 +23649,7 @@ func (c *ClientWithResponses) PatchUserWithApplicationMergePatchPlusJSONBodyWith
 
 // GetWhoamiWithResponse Who is calling
 //
-// The calling principal, how it authenticated, its effective scopes and its token's expiry.
+// The calling principal, how it authenticated, its effective scopes, its token's expiry and rate budget, and the server's clock.
 //
 // Permission: any valid API token.
 //
