@@ -67,7 +67,20 @@ type OperationOutput struct{ Body Operation }
 var operationReaders = []string{resources.PermProjectsRead, resources.PermProjectsWrite, resources.PermReleasesRead,
 	resources.PermReleasesWrite, resources.PermAIRead, resources.PermAIWrite}
 
+// operationKeys are the permission keys of which any one lets a caller poll
+// an operation of the kind at GET /operations/{id}, and so see it in GET
+// /operations: a release operation (promotion or data copy, "release:<id>")
+// needs what GET /release-operations/{id} needs, any other kind what
+// get-operation declares.
+func operationKeys(kind string) []string {
+	if _, release := resources.ReleaseOperationKinds[kind]; release {
+		return releasesRead
+	}
+	return operationReaders
+}
+
 func (s *Server) registerOperationsAPI() {
+	s.registerListOperations()
 	Register(s.api, Op{ID: "get-operation", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/operations/{operation_id}", Tags: []string{"Operations"},
 		Summary: "Poll an operation", Permissions: operationReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Long-running work a 202 answer started; poll until succeeded or failed (progress: a " +
@@ -91,8 +104,11 @@ func (s *Server) operation(ctx context.Context, id string) (*resources.Operation
 	if !ok {
 		return s.svc.Operations.GetOperation(ctx, id)
 	}
-	if err := permitted(CredentialFrom(ctx), releasesRead); err != nil {
-		return nil, err // the rule of GET /release-operations/{id}
+	// Both kinds a release operation can be need the same keys: those of
+	// GET /release-operations/{id}.
+	keys := operationKeys(resources.OpKindReleasePromotion)
+	if err := permitted(CredentialFrom(ctx), keys); err != nil {
+		return nil, err
 	}
 	r, err := s.svc.Releases.GetReleaseOperation(ctx, rid)
 	if err != nil {

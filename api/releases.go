@@ -17,27 +17,30 @@ type Decision struct {
 
 // ReleaseOperation is a promotion or a data copy.
 type ReleaseOperation struct {
-	ID           string                   `json:"id" example:"12"`
-	OperationID  string                   `json:"operation_id" example:"release:12" doc:"The same operation at GET /operations/{id}"`
-	ProjectID    string                   `json:"project_id"`
-	Kind         string                   `json:"kind" doc:"promotion or data_copy, …"`
-	Component    *string                  `json:"component" nullable:"true" doc:"null for data copies"`
-	SourceEnv    *string                  `json:"source_env" nullable:"true"`
-	TargetEnv    string                   `json:"target_env"`
-	Version      *string                  `json:"version" nullable:"true"`
-	Status       string                   `json:"status"`
-	RequestedBy  string                   `json:"requested_by"`
-	RequestedVia string                   `json:"requested_via" doc:"api or portal"`
-	Decision     Nullable[Decision]       `json:"decision" doc:"A person's decision on a prod promotion; null otherwise"`
-	Error        Nullable[OperationError] `json:"error" doc:"Why it failed; null otherwise"`
-	CreatedAt    time.Time                `json:"created_at"`
-	UpdatedAt    time.Time                `json:"updated_at"`
-	FinishedAt   *time.Time               `json:"finished_at" nullable:"true"`
+	ID               string                   `json:"id" example:"12"`
+	OperationID      string                   `json:"operation_id" example:"release:12" doc:"The same operation at GET /operations/{id}"`
+	ProjectID        string                   `json:"project_id"`
+	ProjectShortName string                   `json:"project_short_name" example:"SHOP" doc:"The project's short name"`
+	CustomerID       string                   `json:"customer_id" doc:"The project's customer"`
+	Kind             string                   `json:"kind" doc:"promotion or data_copy, …"`
+	Component        *string                  `json:"component" nullable:"true" doc:"null for data copies"`
+	SourceEnv        *string                  `json:"source_env" nullable:"true"`
+	TargetEnv        string                   `json:"target_env"`
+	Version          *string                  `json:"version" nullable:"true"`
+	Status           string                   `json:"status"`
+	RequestedBy      string                   `json:"requested_by"`
+	RequestedVia     string                   `json:"requested_via" doc:"api or portal"`
+	Decision         Nullable[Decision]       `json:"decision" doc:"A person's decision on a prod promotion; null otherwise"`
+	Error            Nullable[OperationError] `json:"error" doc:"Why it failed; null otherwise"`
+	CreatedAt        time.Time                `json:"created_at"`
+	UpdatedAt        time.Time                `json:"updated_at"`
+	FinishedAt       *time.Time               `json:"finished_at" nullable:"true"`
 }
 
 func releaseView(r resources.ReleaseOperation) ReleaseOperation {
 	v := ReleaseOperation{ID: formatID(r.ID), OperationID: resources.ReleaseOperationRef(r.ID), ProjectID: formatID(r.ProjectID),
-		Kind: r.Kind, Component: r.Component, SourceEnv: r.SourceEnv, TargetEnv: r.TargetEnv, Version: r.Version,
+		ProjectShortName: r.ProjectShortName, CustomerID: formatID(r.CustomerID), Kind: r.Kind,
+		Component: r.Component, SourceEnv: r.SourceEnv, TargetEnv: r.TargetEnv, Version: r.Version,
 		Status: r.Status, RequestedBy: r.RequestedBy, RequestedVia: r.RequestedVia, CreatedAt: r.CreatedAt.UTC(),
 		UpdatedAt: r.UpdatedAt.UTC(), FinishedAt: utcPtr(r.FinishedAt)}
 	v.Decision = NullOf[Decision](nil)

@@ -17,15 +17,25 @@ type (
 			Version   *string `json:"version,omitempty" nullable:"true" pattern:"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$" doc:"Required for dev; for uat and prod, if given, must equal what the environment below runs"`
 		}
 	}
-	ListReleasesInput struct {
-		ProjectIDInput
-		ListParams
+	// ReleaseFilterParams are the filters of both lists of release operations.
+	ReleaseFilterParams struct {
 		Status    []string `query:"status" enum:"pending,awaiting_approval,running,succeeded,failed"`
 		TargetEnv []string `query:"target_env" enum:"sandbox,dev,uat,prod"`
 		Component []string `query:"component" enum:"app-api,www" doc:"Excludes data copies, which have no component"`
 	}
+	ListReleasesInput struct {
+		ProjectIDInput
+		ListParams
+		ReleaseFilterParams
+	}
+	ListFleetReleasesInput struct {
+		ListParams
+		ReleaseFilterParams
+		ProjectID  string `query:"project_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Only this project's"`
+		CustomerID string `query:"customer_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Only its projects'"`
+	}
 	ReleaseIDInput struct {
-		ReleaseOperationID string `path:"release_operation_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Release operation id (list-release-operations lists a project's)"`
+		ReleaseOperationID string `path:"release_operation_id" pattern:"^[1-9][0-9]{0,8}$" doc:"Release operation id (list-fleet-release-operations lists them)"`
 	}
 	ProdLockInput struct {
 		ProjectIDInput
@@ -64,6 +74,7 @@ func (s *Server) registerReleases() {
 		Notes: "filters `status`, `target_env`, `component`; newest first; " +
 			"includes data copies",
 	}, s.listReleases)
+	s.registerFleetReleases(tags)
 	Register(s.api, Op{ID: "get-release-operation", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/release-operations/{release_operation_id}",
 		Tags: tags, Summary: "Read a release operation", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Notes: "404 `release_operation_not_found`",
@@ -75,6 +86,18 @@ func (s *Server) registerReleases() {
 		return &ReleaseOutput{Body: releaseView(*r)}, nil
 	})
 	s.registerReleaseState(tags)
+}
+
+// registerFleetReleases declares the release operations of every project.
+func (s *Server) registerFleetReleases(tags []string) {
+	Register(s.api, Op{ID: "list-fleet-release-operations", Toolset: ToolsetReleases, Method: http.MethodGet,
+		Path: "/release-operations", Tags: tags, Summary: "List release operations of every project",
+		Permissions: releasesRead, Errors: []int{http.StatusBadRequest},
+		Description: "Every project's, newest first; includes data copies (a component filter " +
+			"excludes them).",
+		Notes: "every project; filters `status`, `target_env`, `component`, `project_id`, " +
+			"`customer_id`; newest first",
+	}, s.listFleetReleases)
 }
 
 func (s *Server) registerReleaseState(tags []string) {
@@ -136,8 +159,13 @@ func (s *Server) requestPromotion(ctx context.Context, in *PromotionInput) (*Acc
 	return accepted(r.Operation()), nil
 }
 
+// filter is the release filter the parameters ask for.
+func (p ReleaseFilterParams) filter() resources.ReleaseFilter {
+	return resources.ReleaseFilter{Status: p.Status, TargetEnv: p.TargetEnv, Component: p.Component}
+}
+
 func (s *Server) listReleases(ctx context.Context, in *ListReleasesInput) (*ListOutput[ReleaseOperation], error) {
-	f := resources.ReleaseFilter{Status: in.Status, TargetEnv: in.TargetEnv, Component: in.Component}
+	f := in.filter()
 	pid := parseID(in.ProjectID)
 	if _, err := s.svc.Projects.GetProject(ctx, pid); err != nil { // 404 before any cursor check
 		return nil, err
@@ -145,5 +173,15 @@ func (s *Server) listReleases(ctx context.Context, in *ListReleasesInput) (*List
 	return listPage(ctx, s, "release-operations:"+in.ProjectID, f, in.page(),
 		func(q resources.PageQuery) (resources.Page[resources.ReleaseOperation], error) {
 			return s.svc.Releases.ListReleaseOperations(ctx, pid, f, q)
+		}, releaseView)
+}
+
+func (s *Server) listFleetReleases(ctx context.Context, in *ListFleetReleasesInput) (
+	*ListOutput[ReleaseOperation], error) {
+	f := in.filter()
+	f.ProjectID, f.CustomerID = parseID(in.ProjectID), parseID(in.CustomerID)
+	return listPage(ctx, s, "release-operations", f, in.page(),
+		func(q resources.PageQuery) (resources.Page[resources.ReleaseOperation], error) {
+			return s.svc.Releases.ListFleetReleaseOperations(ctx, f, q)
 		}, releaseView)
 }

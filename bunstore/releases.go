@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -30,10 +31,15 @@ type releaseRow struct {
 	CreatedAt     time.Time                 `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt     time.Time                 `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
 	FinishedAt    *time.Time                `bun:"finished_at" json:"finished_at"`
+	// The project's short name and customer: read by selectReleases (or
+	// set from the project at hand), never written.
+	ProjectShortName string `bun:"project_short_name,scanonly" json:"-"`
+	CustomerID       int64  `bun:"customer_id,scanonly" json:"-"`
 }
 
 func (r releaseRow) release() resources.ReleaseOperation {
-	return resources.ReleaseOperation{ID: r.ID, ProjectID: r.ProjectID, Kind: r.Kind, Component: r.Component,
+	return resources.ReleaseOperation{ID: r.ID, ProjectID: r.ProjectID, ProjectShortName: r.ProjectShortName,
+		CustomerID: r.CustomerID, Kind: r.Kind, Component: r.Component,
 		SourceEnv: r.SourceEnv, TargetEnv: r.TargetEnv, Version: r.Version, Status: r.Status, RequestedBy: r.RequestedBy,
 		RequestedVia: r.RequestedVia, Requesters: r.Requesters, Decision: r.Decision, Error: r.Error,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
@@ -46,9 +52,12 @@ func releaseByID(ctx context.Context, db bun.IDB, id int64, lock string) (*relea
 
 // GetReleaseOperation reads one release operation.
 func (s *Store) GetReleaseOperation(ctx context.Context, id int64) (*resources.ReleaseOperation, error) {
-	row, err := releaseByID(ctx, s.db, id, "")
-	if err != nil {
-		return nil, err
+	row := new(releaseRow)
+	if err := selectReleases(s.db).Where("?TableAlias.id = ?", id).Scan(ctx, row); err != nil {
+		if noRows(err) {
+			return nil, resources.NotFound(resources.CodeReleaseOperationNotFound, "no release operation %d", id)
+		}
+		return nil, fmt.Errorf("read release operation %d: %w", id, err)
 	}
 	r := row.release()
 	return &r, nil
@@ -57,21 +66,10 @@ func (s *Store) GetReleaseOperation(ctx context.Context, id int64) (*resources.R
 // ListReleaseOperations lists a project's release operations newest first
 // (created_at, id), data copies included unless a component is asked for;
 // an unknown project has none (the API answers its 404 first).
-func (s *Store) ListReleaseOperations(ctx context.Context, projectID int64, f resources.ReleaseFilter, q resources.PageQuery) (resources.Page[resources.ReleaseOperation], error) {
-	sel := s.db.NewSelect().Model((*releaseRow)(nil)).Where("project_id = ?", projectID).OrderExpr("created_at DESC, id DESC")
-	for col, v := range map[string][]string{"status": f.Status, "target_env": f.TargetEnv, "component": f.Component} {
-		whereIn(sel, col, v)
-	}
-	if q.After != nil {
-		at, id, err := timeIDKey(q.After)
-		if err != nil {
-			return resources.Page[resources.ReleaseOperation]{}, errBadKey
-		}
-		sel.Where("(created_at, id) < (?, ?)", at, id)
-	}
-	return scanPage(ctx, sel, q.Limit, releaseRow.release, func(r resources.ReleaseOperation) []string {
-		return []string{r.CreatedAt.UTC().Format(time.RFC3339Nano), idString(r.ID)}
-	})
+func (s *Store) ListReleaseOperations(ctx context.Context, projectID int64, f resources.ReleaseFilter,
+	q resources.PageQuery) (resources.Page[resources.ReleaseOperation], error) {
+	f.ProjectID = projectID
+	return s.listReleases(ctx, f, q)
 }
 
 // RequestPromotion applies the promotion rules and records the promotion:
@@ -113,7 +111,8 @@ func (s *Store) bookPromotion(ctx context.Context, tx bun.Tx, a resources.Actor,
 	if err != nil {
 		return nil, err
 	}
-	row := &releaseRow{ProjectID: projectID, Kind: resources.ReleasePromotion, Component: &r.Component,
+	row := &releaseRow{ProjectID: projectID, ProjectShortName: p.ShortName, CustomerID: p.CustomerID,
+		Kind: resources.ReleasePromotion, Component: &r.Component,
 		SourceEnv: nonEmpty(resources.SourceEnv(r.TargetEnv)), TargetEnv: r.TargetEnv, Version: &version,
 		Status: resources.OpPending, RequestedBy: a.Label, RequestedVia: resources.RequestedViaAPI, Requesters: requesters}
 	if r.TargetEnv == resources.EnvProd {

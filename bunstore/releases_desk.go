@@ -69,6 +69,9 @@ func (s *Store) decide(ctx context.Context, as string, id int64, action string,
 				return err
 			}
 		}
+		if err := projectOfRelease(ctx, tx, &after); err != nil {
+			return err
+		}
 		out = after.release()
 		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "release_operation",
 			entityID: idString(id), before: before, after: &after})
@@ -98,7 +101,8 @@ func (s *Store) BookDataCopy(ctx context.Context, as string, projectID int64, fr
 		if lock, err := prodLockOf(ctx, tx, projectID, "SHARE"); err != nil || (to == resources.EnvProd && lock.Locked) {
 			return errOr(err, resources.Errorf(resources.KindConflict, resources.CodeProdLocked, "the PROD data lock of project %d is set", projectID))
 		}
-		row := &releaseRow{ProjectID: projectID, Kind: resources.ReleaseDataCopy, SourceEnv: &from, TargetEnv: to,
+		row := &releaseRow{ProjectID: projectID, ProjectShortName: p.ShortName, CustomerID: p.CustomerID,
+			Kind: resources.ReleaseDataCopy, SourceEnv: &from, TargetEnv: to,
 			Status: resources.OpAwaitingOperator, RequestedBy: actor.Label, RequestedVia: resources.RequestedViaPortal,
 			Requesters: []int64{*actor.UserID}}
 		if _, err := tx.NewInsert().Model(row).ExcludeColumn("id", "created_at", "updated_at").Returning("*").Exec(ctx); err != nil {

@@ -106,9 +106,9 @@ func (s *Store) ReleaseState(ctx context.Context, projectID int64) (*resources.R
 		return nil, err
 	}
 	var rows []releaseRow
-	err = s.db.NewSelect().Model(&rows).Where("project_id = ?", projectID).
-		Where("status IN (?)", bun.List([]string{resources.OpPending, resources.OpAwaitingApproval, resources.OpRunning, resources.OpAwaitingOperator})).
-		OrderExpr("created_at DESC, id DESC").Scan(ctx)
+	err = selectReleases(s.db).Where("?TableAlias.project_id = ?", projectID).
+		Where("?TableAlias.status IN (?)", bun.List([]string{resources.OpPending, resources.OpAwaitingApproval, resources.OpRunning, resources.OpAwaitingOperator})).
+		OrderExpr("?TableAlias.created_at DESC, ?TableAlias.id DESC").Scan(ctx, &rows)
 	for _, r := range rows {
 		st.Open = append(st.Open, r.release())
 	}

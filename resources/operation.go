@@ -27,6 +27,11 @@ const (
 	releaseOpPrefix        = "release:"
 )
 
+// OperationKinds lists every operation kind, in the order the API documents
+// them.
+var OperationKinds = []string{OpKindReleasePromotion, OpKindDataCopy, OpKindProjectProvision,
+	OpKindNodeCacheCopy, OpKindNodeCacheRemove}
+
 // CodeOperationNotFound is the 404 code of an unknown operation id.
 const CodeOperationNotFound = "operation_not_found"
 
@@ -80,9 +85,26 @@ func ReleaseOperationID(opID string) (int64, bool) {
 // ReleaseOperationRef spells a release operation as an operation id.
 func ReleaseOperationRef(id int64) string { return releaseOpPrefix + strconv.FormatInt(id, 10) }
 
+// OperationFilter narrows the list of operations of every kind; zero
+// members do not filter, but Kinds always does.
+type OperationFilter struct {
+	// Kinds are the kinds to list (those the caller may see, narrowed by
+	// the kind it asked for); none lists nothing.
+	Kinds      []string
+	Status     []string // any of these
+	TargetType []string // any of these
+	TargetID   string
+	Since      *time.Time // created at or after
+}
+
 // Operations reads operations of every kind.
 type Operations interface {
 	GetOperation(ctx context.Context, id string) (*Operation, error)
+	// ListOperations lists operations of every kind (release operations as
+	// "release:<id>" among them), newest first: by created_at, then release
+	// operations before the others, then id; each page key is
+	// [created_at, operation id].
+	ListOperations(ctx context.Context, f OperationFilter, q PageQuery) (Page[Operation], error)
 }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

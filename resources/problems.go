@@ -138,10 +138,10 @@ func notFoundProblems() []ProblemCode {
 		p(CodeCustomerNotFound, 404, "No customer has this id.").next("list-customers"),
 		p(CodeGatewayKeyNotFound, 404, "No AI gateway key has this id.").next("list-ai-gateway-keys"),
 		p(CodeNodeCacheNotFound, 404, "The node holds no cache of this model.").next("list-node-caches"),
-		p(CodeOperationNotFound, 404, "No operation has this id."),
+		p(CodeOperationNotFound, 404, "No operation has this id.").next("list-operations"),
 		p(CodeProjectNotFound, 404, "No project has this id.").next("list-projects"),
 		p(CodeReleaseOperationNotFound, 404, "No release operation with this id is visible.").
-			next("list-release-operations"),
+			next("list-fleet-release-operations"),
 		p(CodeRoleNotFound, 422, "A role named in the request does not exist."),
 		p(CodeServiceAccountNotFound, 404, "No service account has this id or name.").next("list-service-accounts"),
 		p(CodeTenantNotFound, 404, "No tenant has this id.").next("list-tenants"),

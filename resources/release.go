@@ -80,6 +80,11 @@ type ReleaseOperation struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	FinishedAt   *time.Time
+
+	// ProjectShortName and CustomerID are the project's, as every read
+	// answers them.
+	ProjectShortName string
+	CustomerID       int64
 }
 
 // Deployment is the version a pipeline last reported for one environment
@@ -164,17 +169,23 @@ func CheckApproval(op ReleaseOperation, approver int64, note string) error {
 	return nil
 }
 
-// ReleaseFilter narrows a project's release operations.
+// ReleaseFilter narrows release operations; zero members do not filter.
 type ReleaseFilter struct {
-	Status    []string `json:"status,omitempty"`     // any of these
-	TargetEnv []string `json:"target_env,omitempty"` // any of these
-	Component []string `json:"component,omitempty"`  // any of these
+	Status     []string `json:"status,omitempty"`      // any of these
+	TargetEnv  []string `json:"target_env,omitempty"`  // any of these
+	Component  []string `json:"component,omitempty"`   // any of these
+	ProjectID  int64    `json:"project_id,omitempty"`  // fleet-wide list only
+	CustomerID int64    `json:"customer_id,omitempty"` // fleet-wide list only
 }
 
 // Releases stores release operations, deployments and PROD data locks.
 type Releases interface {
 	RequestPromotion(ctx context.Context, a Actor, requesters []int64, projectID int64, r PromotionRequest, l *Lease) (ReleaseOperation, error)
 	ListReleaseOperations(ctx context.Context, projectID int64, f ReleaseFilter, q PageQuery) (Page[ReleaseOperation], error)
+	// ListFleetReleaseOperations lists the release operations of every
+	// project, newest first (created_at, id), narrowed by f.
+	ListFleetReleaseOperations(ctx context.Context, f ReleaseFilter, q PageQuery) (
+		Page[ReleaseOperation], error)
 	GetReleaseOperation(ctx context.Context, id int64) (*ReleaseOperation, error)
 	ReleaseState(ctx context.Context, projectID int64) (*ReleaseState, error)
 	GetProdLock(ctx context.Context, projectID int64) (*ProdLock, error)
@@ -188,6 +199,11 @@ type ReleaseDesk interface {
 	BookDataCopy(ctx context.Context, as string, projectID int64, from, to string) (ReleaseOperation, error)
 	DeployReporter
 }
+
+// ReleaseOperationKinds maps each operation kind a release operation is
+// shown as to the release operation's own kind.
+var ReleaseOperationKinds = map[string]string{OpKindReleasePromotion: ReleasePromotion,
+	OpKindDataCopy: ReleaseDataCopy}
 
 // Operation shows a promotion as the operation "release:<id>".
 func (r ReleaseOperation) Operation() Operation {

@@ -91,6 +91,11 @@ func TestMCP_BudgetCutPages_WalkSkipsAndRepeatsNothing(t *testing.T) {
 		{"list-audit-events", "/audit-events", "id", map[string]any{"limit": 500}, api.MaxResultBudget},
 		{"list-ai-models", "/ai/models", "id", map[string]any{"sort": "size_gb", "order": "desc"}, api.DefaultPageBudget},
 		{"list-ai-models", "/ai/models", "id", map[string]any{"sort": "size_gb", "limit": 200}, api.MaxResultBudget},
+		{"list-operations", "/operations", "id", map[string]any{}, api.DefaultPageBudget},
+		{"list-operations", "/operations", "id", map[string]any{"limit": 200}, api.MaxResultBudget},
+		{"list-fleet-release-operations", "/release-operations", "id", map[string]any{}, api.DefaultPageBudget},
+		{"list-fleet-release-operations", "/release-operations", "id", map[string]any{"limit": 200},
+			api.MaxResultBudget},
 	} {
 		t.Run(fmt.Sprint(tc.tool, tc.args), func(t *testing.T) {
 			got, largest, cut := walk(t, c, tc.tool, tc.args, tc.key)

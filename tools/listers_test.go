@@ -12,10 +12,7 @@ import (
 )
 
 // listerExempt are the required arguments no list tool lists, with why.
-var listerExempt = map[string]string{
-	"get-operation operation_id": "no list of operations: an id comes from the 202 answer " +
-		"that started it",
-}
+var listerExempt = map[string]string{}
 
 // TestDerive_EveryRequiredArgumentHasItsListerOrIsExempt: every required
 // argument of every tool is named by a list tool derived from the
@@ -45,7 +42,8 @@ func TestDerive_EveryRequiredArgumentHasItsListerOrIsExempt(t *testing.T) {
 		"get-audit-event event_id": "list-audit-events", "get-brand-asset asset_id": "list-brand-assets",
 		"get-customer customer_id": "list-customers", "get-prod-lock project_id": "list-projects",
 		"get-project project_id": "list-projects", "get-release-state project_id": "list-projects",
-		"get-release-operation release_operation_id": "list-release-operations",
+		"get-release-operation release_operation_id": "list-fleet-release-operations",
+		"get-operation operation_id":                 "list-operations",
 		"get-tenant tenant_id":                       "list-tenants", "get-user user_id": "list-users",
 		"list-release-operations project_id": "list-projects",
 	}

@@ -168,7 +168,8 @@ func keyOnlyRequired(root, defs map[string]any, key []string) error {
 }
 
 // shareDescriptions leaves a record's schema in one tool per tools/list: a
-// record that is the item of a list tool is described there, and every
+// record that is the item of a list tool is described there (of several
+// such lists, the one with the fewest required arguments), and every
 // other tool of the same toolset and permissions (always listed together
 // with it) shows the record as an object pointing to the list tool instead
 // (types, members and descriptions would only repeat what the list tool
@@ -176,7 +177,9 @@ func keyOnlyRequired(root, defs map[string]any, key []string) error {
 func shareDescriptions(specs []toolSpec) error {
 	owners := map[string]toolSpec{} // def name → list tool holding its descriptions
 	for _, s := range specs {
-		if name := itemDefName(s.tool.RawOutputSchema); s.list && name != "" {
+		name := itemDefName(s.tool.RawOutputSchema)
+		cur, taken := owners[name]
+		if s.list && name != "" && (!taken || requiredArgs(s) <= requiredArgs(cur)) {
 			owners[name] = s
 		}
 	}
@@ -211,6 +214,17 @@ func shareDescriptions(specs []toolSpec) error {
 		}
 	}
 	return nil
+}
+
+// requiredArgs counts the arguments a tool cannot be called without.
+func requiredArgs(s toolSpec) int {
+	n := 0
+	for _, p := range s.params {
+		if p.required {
+			n++
+		}
+	}
+	return n
 }
 
 // sharedRecord is a shared record's schema where its owner describes it:

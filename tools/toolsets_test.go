@@ -40,7 +40,8 @@ func TestMCP_ToolsList_OnlyToolsTheScopesCanCall(t *testing.T) {
 	e := newEnv(t).enableAPI()
 	r := e.rpc(Path, e.token(resources.PermAIRead), "tools/list", map[string]any{}, nil)
 	want := []string{"get-ai-gateway", "get-ai-model", "get-ai-node", "get-meta", "get-operation", "get-whoami",
-		"list-ai-gateway-tiers", "list-ai-models", "list-ai-nodes", "list-node-caches", "list-permissions"}
+		"list-ai-gateway-tiers", "list-ai-models", "list-ai-nodes", "list-node-caches", "list-operations",
+		"list-permissions"}
 	if diff := cmp.Diff(want, toolNames(t, r.result)); diff != "" {
 		t.Fatalf("ai-read-global tools (-want +got):\n%s", diff)
 	}
@@ -56,7 +57,8 @@ func TestMCP_ToolsList_NarrowedToToolsets(t *testing.T) {
 		want       []string
 	}{
 		{"query", Path + "?toolsets=audit,releases", nil, []string{"get-audit-event", "get-prod-lock",
-			"get-release-operation", "get-release-state", "list-audit-events", "list-release-operations"}},
+			"get-release-operation", "get-release-state", "list-audit-events", "list-fleet-release-operations",
+			"list-release-operations"}},
 		{"header", Path, map[string]string{ToolsetsHeader: "identity"}, []string{"get-api-token", "get-meta",
 			"get-whoami", "list-api-tokens", "list-permissions", "list-service-accounts"}},
 		{"query wins", Path + "?toolsets=audit", map[string]string{ToolsetsHeader: "identity"},

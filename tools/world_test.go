@@ -76,9 +76,15 @@ var toolArgs = map[string]map[string]any{
 	"list-ai-gateway-keys": {}, "list-ai-gateway-tiers": {}, "list-ai-models": {}, "list-ai-nodes": {"model": "1"},
 	"list-api-tokens": {}, "list-audit-events": {}, "list-customers": {"include": "project_count"},
 	"list-node-caches": {}, "list-permissions": {}, "list-projects": {"customer_status": "active"},
-	"list-release-operations": {"project_id": "1"}, "list-service-accounts": {}, "list-tenants": {}, "list-users": {},
+	"list-release-operations": {"project_id": "1"}, "list-fleet-release-operations": {"target_env": "dev"},
+	"list-operations": {"since": "2000-01-01T00:00:00Z"}, "list-service-accounts": {}, "list-tenants": {}, "list-users": {},
 	"get-brand": {}, "get-brand-asset": {"asset_id": "1"}, "list-brand-assets": {"kind": "favicon"}, "get-licence": {},
 }
+
+// bulkCreatedAt spreads bulk rows over the last hours, every third at one
+// instant (ties within and across tables).
+const bulkCreatedAt = `CASE WHEN n % 3 = 0 THEN '2026-01-01T00:00:00Z'::timestamptz
+		        ELSE now() - n * interval '1 minute' END`
 
 // tinyPNG is a 1×1 PNG image.
 func tinyPNG(t *testing.T) []byte {
@@ -93,7 +99,8 @@ func tinyPNG(t *testing.T) []byte {
 // bigWorld adds, by SQL, 300 audit events with states of about 2 KB (a
 // third of them at the same instant), 300 catalogue rows of about 3 KB with
 // sizes (some null), 250 customers with notes and their primary tenants,
-// 250 projects, 120 AI nodes and 240 node caches.
+// 250 projects, 120 AI nodes and 240 node caches, and 300 operations and
+// 300 release operations of about 1 KB (a third of each at one instant).
 func bigWorld(t *testing.T, e *env) {
 	t.Helper()
 	pad := func(n int) string { return fmt.Sprintf("repeat('x', %d)", n) }
@@ -124,6 +131,21 @@ func bigWorld(t *testing.T, e *env) {
 		`INSERT INTO node_caches (hostname, model_id, status, path, size_gb)
 		 SELECT 'bulk-node-' || (n % 120 + 1), m.id, 'ready', '/var/lib/platform/models/' || m.repo, 10
 		 FROM generate_series(1, 240) n JOIN ai_models m ON m.repo = 'bulk/model-' || n`,
+		`INSERT INTO operations (kind, status, target_type, target_id, error, result, created_at)
+		 SELECT (ARRAY['node_cache_copy', 'node_cache_remove', 'project_provision'])[n % 3 + 1],
+		        CASE WHEN n % 2 = 0 THEN 'failed' ELSE 'succeeded' END, 'node_cache', 'bulk-node-1/' || n,
+		        CASE WHEN n % 2 = 0 THEN jsonb_build_object('code', 'checksum_mismatch', 'detail', ` + pad(800) + `) END,
+		        CASE WHEN n % 2 = 1 THEN jsonb_build_object('status', 'ready', 'path', ` + pad(800) + `) END,
+		        ` + bulkCreatedAt + `
+		 FROM generate_series(1, 300) n`,
+		`INSERT INTO release_operations (project_id, kind, component, target_env, version, status, requested_by,
+		        requested_via, error, created_at)
+		 SELECT p.id, 'promotion', 'www', 'dev', '1.0.' || n, CASE WHEN n % 2 = 0 THEN 'failed' ELSE 'succeeded' END,
+		        'bulk@example.test', 'api',
+		        CASE WHEN n % 2 = 0 THEN jsonb_build_object('code', 'pipeline_failed', 'detail', ` + pad(800) + `) END,
+		        ` + bulkCreatedAt + `
+		 FROM generate_series(1, 300) n,
+		      LATERAL (SELECT id FROM projects WHERE short_name LIKE 'P%' ORDER BY id OFFSET n % 250 LIMIT 1) p`,
 	} {
 		if _, err := e.api.Store.DB().ExecContext(context.Background(), q); err != nil {
 			t.Fatalf("%v\n%s", err, q)

@@ -781,6 +781,81 @@ func (e ListNodeCachesParamsStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListOperationsParamsKind.
+const (
+	DataCopy         ListOperationsParamsKind = "data_copy"
+	NodeCacheCopy    ListOperationsParamsKind = "node_cache_copy"
+	NodeCacheRemove  ListOperationsParamsKind = "node_cache_remove"
+	ProjectProvision ListOperationsParamsKind = "project_provision"
+	ReleasePromotion ListOperationsParamsKind = "release_promotion"
+)
+
+// Valid indicates whether the value is a known member of the ListOperationsParamsKind enum.
+func (e ListOperationsParamsKind) Valid() bool {
+	switch e {
+	case DataCopy:
+		return true
+	case NodeCacheCopy:
+		return true
+	case NodeCacheRemove:
+		return true
+	case ProjectProvision:
+		return true
+	case ReleasePromotion:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListOperationsParamsStatus.
+const (
+	ListOperationsParamsStatusAwaitingApproval ListOperationsParamsStatus = "awaiting_approval"
+	ListOperationsParamsStatusAwaitingOperator ListOperationsParamsStatus = "awaiting_operator"
+	ListOperationsParamsStatusFailed           ListOperationsParamsStatus = "failed"
+	ListOperationsParamsStatusPending          ListOperationsParamsStatus = "pending"
+	ListOperationsParamsStatusRunning          ListOperationsParamsStatus = "running"
+	ListOperationsParamsStatusSucceeded        ListOperationsParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListOperationsParamsStatus enum.
+func (e ListOperationsParamsStatus) Valid() bool {
+	switch e {
+	case ListOperationsParamsStatusAwaitingApproval:
+		return true
+	case ListOperationsParamsStatusAwaitingOperator:
+		return true
+	case ListOperationsParamsStatusFailed:
+		return true
+	case ListOperationsParamsStatusPending:
+		return true
+	case ListOperationsParamsStatusRunning:
+		return true
+	case ListOperationsParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListOperationsParamsTargetType.
+const (
+	ListOperationsParamsTargetTypeNodeCache ListOperationsParamsTargetType = "node_cache"
+	ListOperationsParamsTargetTypeProject   ListOperationsParamsTargetType = "project"
+)
+
+// Valid indicates whether the value is a known member of the ListOperationsParamsTargetType enum.
+func (e ListOperationsParamsTargetType) Valid() bool {
+	switch e {
+	case ListOperationsParamsTargetTypeNodeCache:
+		return true
+	case ListOperationsParamsTargetTypeProject:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListProjectsParamsStatus.
 const (
 	ListProjectsParamsStatusActive       ListProjectsParamsStatus = "active"
@@ -843,25 +918,25 @@ func (e ListProjectsParamsCustomerStatus) Valid() bool {
 
 // Defines values for ListReleaseOperationsParamsStatus.
 const (
-	AwaitingApproval ListReleaseOperationsParamsStatus = "awaiting_approval"
-	Failed           ListReleaseOperationsParamsStatus = "failed"
-	Pending          ListReleaseOperationsParamsStatus = "pending"
-	Running          ListReleaseOperationsParamsStatus = "running"
-	Succeeded        ListReleaseOperationsParamsStatus = "succeeded"
+	ListReleaseOperationsParamsStatusAwaitingApproval ListReleaseOperationsParamsStatus = "awaiting_approval"
+	ListReleaseOperationsParamsStatusFailed           ListReleaseOperationsParamsStatus = "failed"
+	ListReleaseOperationsParamsStatusPending          ListReleaseOperationsParamsStatus = "pending"
+	ListReleaseOperationsParamsStatusRunning          ListReleaseOperationsParamsStatus = "running"
+	ListReleaseOperationsParamsStatusSucceeded        ListReleaseOperationsParamsStatus = "succeeded"
 )
 
 // Valid indicates whether the value is a known member of the ListReleaseOperationsParamsStatus enum.
 func (e ListReleaseOperationsParamsStatus) Valid() bool {
 	switch e {
-	case AwaitingApproval:
+	case ListReleaseOperationsParamsStatusAwaitingApproval:
 		return true
-	case Failed:
+	case ListReleaseOperationsParamsStatusFailed:
 		return true
-	case Pending:
+	case ListReleaseOperationsParamsStatusPending:
 		return true
-	case Running:
+	case ListReleaseOperationsParamsStatusRunning:
 		return true
-	case Succeeded:
+	case ListReleaseOperationsParamsStatusSucceeded:
 		return true
 	default:
 		return false
@@ -904,6 +979,75 @@ func (e ListReleaseOperationsParamsComponent) Valid() bool {
 	case ListReleaseOperationsParamsComponentAppApi:
 		return true
 	case ListReleaseOperationsParamsComponentWww:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFleetReleaseOperationsParamsStatus.
+const (
+	ListFleetReleaseOperationsParamsStatusAwaitingApproval ListFleetReleaseOperationsParamsStatus = "awaiting_approval"
+	ListFleetReleaseOperationsParamsStatusFailed           ListFleetReleaseOperationsParamsStatus = "failed"
+	ListFleetReleaseOperationsParamsStatusPending          ListFleetReleaseOperationsParamsStatus = "pending"
+	ListFleetReleaseOperationsParamsStatusRunning          ListFleetReleaseOperationsParamsStatus = "running"
+	ListFleetReleaseOperationsParamsStatusSucceeded        ListFleetReleaseOperationsParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListFleetReleaseOperationsParamsStatus enum.
+func (e ListFleetReleaseOperationsParamsStatus) Valid() bool {
+	switch e {
+	case ListFleetReleaseOperationsParamsStatusAwaitingApproval:
+		return true
+	case ListFleetReleaseOperationsParamsStatusFailed:
+		return true
+	case ListFleetReleaseOperationsParamsStatusPending:
+		return true
+	case ListFleetReleaseOperationsParamsStatusRunning:
+		return true
+	case ListFleetReleaseOperationsParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFleetReleaseOperationsParamsTargetEnv.
+const (
+	ListFleetReleaseOperationsParamsTargetEnvDev     ListFleetReleaseOperationsParamsTargetEnv = "dev"
+	ListFleetReleaseOperationsParamsTargetEnvProd    ListFleetReleaseOperationsParamsTargetEnv = "prod"
+	ListFleetReleaseOperationsParamsTargetEnvSandbox ListFleetReleaseOperationsParamsTargetEnv = "sandbox"
+	ListFleetReleaseOperationsParamsTargetEnvUat     ListFleetReleaseOperationsParamsTargetEnv = "uat"
+)
+
+// Valid indicates whether the value is a known member of the ListFleetReleaseOperationsParamsTargetEnv enum.
+func (e ListFleetReleaseOperationsParamsTargetEnv) Valid() bool {
+	switch e {
+	case ListFleetReleaseOperationsParamsTargetEnvDev:
+		return true
+	case ListFleetReleaseOperationsParamsTargetEnvProd:
+		return true
+	case ListFleetReleaseOperationsParamsTargetEnvSandbox:
+		return true
+	case ListFleetReleaseOperationsParamsTargetEnvUat:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFleetReleaseOperationsParamsComponent.
+const (
+	ListFleetReleaseOperationsParamsComponentAppApi ListFleetReleaseOperationsParamsComponent = "app-api"
+	ListFleetReleaseOperationsParamsComponentWww    ListFleetReleaseOperationsParamsComponent = "www"
+)
+
+// Valid indicates whether the value is a known member of the ListFleetReleaseOperationsParamsComponent enum.
+func (e ListFleetReleaseOperationsParamsComponent) Valid() bool {
+	switch e {
+	case ListFleetReleaseOperationsParamsComponentAppApi:
+		return true
+	case ListFleetReleaseOperationsParamsComponentWww:
 		return true
 	default:
 		return false
@@ -1811,6 +1955,14 @@ type ListBodyNodeCache struct {
 	NextCursor nullable.Nullable[string] `json:"next_cursor"`
 }
 
+// ListBodyOperation defines model for ListBodyOperation.
+type ListBodyOperation struct {
+	Items []Operation `json:"items"`
+
+	// NextCursor Send back as cursor for the next page; null at the end.
+	NextCursor nullable.Nullable[string] `json:"next_cursor"`
+}
+
 // ListBodyPermissionItem defines model for ListBodyPermissionItem.
 type ListBodyPermissionItem struct {
 	Items []PermissionItem `json:"items"`
@@ -2189,6 +2341,9 @@ type ReleaseOperation struct {
 	Component nullable.Nullable[string] `json:"component"`
 	CreatedAt time.Time                 `json:"created_at"`
 
+	// CustomerId The project's customer
+	CustomerId string `json:"customer_id"`
+
 	// Decision A person's decision on a prod promotion; null otherwise
 	Decision nullable.Nullable[struct {
 		At      time.Time                       `json:"at"`
@@ -2219,7 +2374,12 @@ type ReleaseOperation struct {
 	// Example: release:12
 	OperationId string `json:"operation_id"`
 	ProjectId   string `json:"project_id"`
-	RequestedBy string `json:"requested_by"`
+
+	// ProjectShortName The project's short name
+	//
+	// Example: SHOP
+	ProjectShortName string `json:"project_short_name"`
+	RequestedBy      string `json:"requested_by"`
 
 	// RequestedVia api or portal
 	RequestedVia string                    `json:"requested_via"`
@@ -2721,6 +2881,42 @@ type CopyNodeCacheParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// ListOperationsParams defines parameters for ListOperations.
+type ListOperationsParams struct {
+	// Limit Page size.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Fields Members to return, comma-separated (default: all). Always kept: id.
+	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
+
+	// Kind Comma-separated, any of: release_promotion, data_copy, project_provision, node_cache_copy, node_cache_remove.
+	Kind *[]ListOperationsParamsKind `form:"kind,omitempty" json:"kind,omitempty"`
+
+	// Status Comma-separated, any of: pending, running, succeeded, failed, awaiting_approval, awaiting_operator.
+	Status *[]ListOperationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// TargetType Comma-separated, any of: project, node_cache.
+	TargetType *[]ListOperationsParamsTargetType `form:"target_type,omitempty" json:"target_type,omitempty"`
+
+	// TargetId Exact: a project id, or hostname/model_id
+	TargetId *string `form:"target_id,omitempty" json:"target_id,omitempty"`
+
+	// Since Created at or after this moment (RFC 3339)
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+}
+
+// ListOperationsParamsKind defines parameters for ListOperations.
+type ListOperationsParamsKind string
+
+// ListOperationsParamsStatus defines parameters for ListOperations.
+type ListOperationsParamsStatus string
+
+// ListOperationsParamsTargetType defines parameters for ListOperations.
+type ListOperationsParamsTargetType string
+
 // ListPermissionsParams defines parameters for ListPermissions.
 type ListPermissionsParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: key.
@@ -2807,6 +3003,42 @@ type RequestReleasePromotionParams struct {
 	// IdempotencyKey Makes a retry safe: the same key with the same request within 24 hours replays the first answer (header Idempotent-Replayed: true); another request with the key is 409 idempotency_key_reused; while the first still runs, 429 idempotency_request_in_progress. Scoped to the calling account.
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
+
+// ListFleetReleaseOperationsParams defines parameters for ListFleetReleaseOperations.
+type ListFleetReleaseOperationsParams struct {
+	// Limit Page size.
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Fields Members to return, comma-separated (default: all). Always kept: id.
+	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
+
+	// Status Comma-separated, any of: pending, awaiting_approval, running, succeeded, failed.
+	Status *[]ListFleetReleaseOperationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// TargetEnv Comma-separated, any of: sandbox, dev, uat, prod.
+	TargetEnv *[]ListFleetReleaseOperationsParamsTargetEnv `form:"target_env,omitempty" json:"target_env,omitempty"`
+
+	// Component Excludes data copies, which have no component. Comma-separated, any of: app-api, www.
+	Component *[]ListFleetReleaseOperationsParamsComponent `form:"component,omitempty" json:"component,omitempty"`
+
+	// ProjectId Only this project's
+	ProjectId *string `form:"project_id,omitempty" json:"project_id,omitempty"`
+
+	// CustomerId Only its projects'
+	CustomerId *string `form:"customer_id,omitempty" json:"customer_id,omitempty"`
+}
+
+// ListFleetReleaseOperationsParamsStatus defines parameters for ListFleetReleaseOperations.
+type ListFleetReleaseOperationsParamsStatus string
+
+// ListFleetReleaseOperationsParamsTargetEnv defines parameters for ListFleetReleaseOperations.
+type ListFleetReleaseOperationsParamsTargetEnv string
+
+// ListFleetReleaseOperationsParamsComponent defines parameters for ListFleetReleaseOperations.
+type ListFleetReleaseOperationsParamsComponent string
 
 // ListServiceAccountsParams defines parameters for ListServiceAccounts.
 type ListServiceAccountsParams struct {
@@ -3634,6 +3866,15 @@ type ClientInterface interface {
 	// Corresponds with PUT /node-caches/{hostname}/{model_id} (the `CopyNodeCache` operationId).
 	CopyNodeCache(ctx context.Context, hostname string, modelId string, params *CopyNodeCacheParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListOperations List operations of every kind
+	//
+	// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+	//
+	// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
+	//
+	// Corresponds with GET /operations (the `ListOperations` operationId).
+	ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOperation Poll an operation
 	//
 	// Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
@@ -3809,6 +4050,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /projects/{project_id}/release-state (the `GetReleaseState` operationId).
 	GetReleaseState(ctx context.Context, projectId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListFleetReleaseOperations List release operations of every project
+	//
+	// Every project's, newest first; includes data copies (a component filter excludes them).
+	//
+	// Permission: any one of `releases-read-global`, `releases-write-global`.
+	//
+	// Corresponds with GET /release-operations (the `ListFleetReleaseOperations` operationId).
+	ListFleetReleaseOperations(ctx context.Context, params *ListFleetReleaseOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReleaseOperation Read a release operation
 	//
@@ -4883,6 +5133,25 @@ func (c *Client) CopyNodeCache(ctx context.Context, hostname string, modelId str
 	return c.Client.Do(req)
 }
 
+// ListOperations List operations of every kind
+//
+// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+//
+// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
+//
+// Corresponds with GET /operations (the `ListOperations` operationId).
+func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListOperationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOperation Poll an operation
 //
 // Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
@@ -5229,6 +5498,25 @@ func (c *Client) RequestReleasePromotion(ctx context.Context, projectId string, 
 // Corresponds with GET /projects/{project_id}/release-state (the `GetReleaseState` operationId).
 func (c *Client) GetReleaseState(ctx context.Context, projectId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReleaseStateRequest(c.Server, projectId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFleetReleaseOperations List release operations of every project
+//
+// Every project's, newest first; includes data copies (a component filter excludes them).
+//
+// Permission: any one of `releases-read-global`, `releases-write-global`.
+//
+// Corresponds with GET /release-operations (the `ListFleetReleaseOperations` operationId).
+func (c *Client) ListFleetReleaseOperations(ctx context.Context, params *ListFleetReleaseOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFleetReleaseOperationsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7862,6 +8150,144 @@ func NewCopyNodeCacheRequest(server string, hostname string, modelId string, par
 	return req, nil
 }
 
+// NewListOperationsRequest constructs an http.Request for the ListOperations method
+func NewListOperationsRequest(server string, params *ListOperationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/operations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Kind != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TargetType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "target_type", *params.TargetType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TargetId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "target_id", *params.TargetId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOperationRequest constructs an http.Request for the GetOperation method
 func NewGetOperationRequest(server string, operationId string) (*http.Request, error) {
 	var err error
@@ -8596,6 +9022,144 @@ func NewGetReleaseStateRequest(server string, projectId string) (*http.Request, 
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListFleetReleaseOperationsRequest constructs an http.Request for the ListFleetReleaseOperations method
+func NewListFleetReleaseOperationsRequest(server string, params *ListFleetReleaseOperationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/release-operations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TargetEnv != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "target_env", *params.TargetEnv, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Component != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "component", *params.Component, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ProjectId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "project_id", *params.ProjectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "customer_id", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -9856,6 +10420,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /node-caches/{hostname}/{model_id} (the `CopyNodeCache` operationId).
 	CopyNodeCacheWithResponse(ctx context.Context, hostname string, modelId string, params *CopyNodeCacheParams, reqEditors ...RequestEditorFn) (*CopyNodeCacheResponse, error)
 
+	// ListOperationsWithResponse List operations of every kind
+	//
+	// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+	//
+	// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /operations (the `ListOperations` operationId).
+	ListOperationsWithResponse(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*ListOperationsResponse, error)
+
 	// GetOperationWithResponse Poll an operation
 	//
 	// Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
@@ -10049,6 +10624,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /projects/{project_id}/release-state (the `GetReleaseState` operationId).
 	GetReleaseStateWithResponse(ctx context.Context, projectId string, reqEditors ...RequestEditorFn) (*GetReleaseStateResponse, error)
+
+	// ListFleetReleaseOperationsWithResponse List release operations of every project
+	//
+	// Every project's, newest first; includes data copies (a component filter excludes them).
+	//
+	// Permission: any one of `releases-read-global`, `releases-write-global`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /release-operations (the `ListFleetReleaseOperations` operationId).
+	ListFleetReleaseOperationsWithResponse(ctx context.Context, params *ListFleetReleaseOperationsParams, reqEditors ...RequestEditorFn) (*ListFleetReleaseOperationsResponse, error)
 
 	// GetReleaseOperationWithResponse Read a release operation
 	//
@@ -17116,6 +17702,184 @@ func (r CopyNodeCacheResponse) ContentType() string {
 	return ""
 }
 
+// ListOperationsResponse200Headers the declared response headers of an HTTP 200 response for ListOperations
+type ListOperationsResponse200Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListOperationsResponse400Headers the declared response headers of an HTTP 400 response for ListOperations
+type ListOperationsResponse400Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListOperationsResponse401Headers the declared response headers of an HTTP 401 response for ListOperations
+type ListOperationsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestID      *string
+}
+
+// ListOperationsResponse403Headers the declared response headers of an HTTP 403 response for ListOperations
+type ListOperationsResponse403Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListOperationsResponse422Headers the declared response headers of an HTTP 422 response for ListOperations
+type ListOperationsResponse422Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListOperationsResponse429Headers the declared response headers of an HTTP 429 response for ListOperations
+type ListOperationsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	RetryAfter         *int32
+	XRequestID         *string
+}
+
+// ListOperationsResponse500Headers the declared response headers of an HTTP 500 response for ListOperations
+type ListOperationsResponse500Headers struct {
+	XRequestID *string
+}
+
+// ListOperationsResponse503Headers the declared response headers of an HTTP 503 response for ListOperations
+type ListOperationsResponse503Headers struct {
+	RetryAfter *int32
+	XRequestID *string
+}
+
+// ListOperationsResponseDefaultHeaders the declared response headers of an HTTP default response for ListOperations
+type ListOperationsResponseDefaultHeaders struct {
+	XRequestID *string
+}
+
+type ListOperationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListBodyOperation
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListOperationsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListOperationsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListOperationsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListOperationsResponse403Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListOperationsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListOperationsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListOperationsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListOperationsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListOperationsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListOperationsResponse) GetJSON200() *ListBodyOperation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListOperationsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListOperationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListOperationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListOperationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListOperationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOperationResponse200Headers the declared response headers of an HTTP 200 response for GetOperation
 type GetOperationResponse200Headers struct {
 	RateLimitLimit     *int32
@@ -19688,6 +20452,184 @@ func (r GetReleaseStateResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetReleaseStateResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListFleetReleaseOperationsResponse200Headers the declared response headers of an HTTP 200 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse200Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListFleetReleaseOperationsResponse400Headers the declared response headers of an HTTP 400 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse400Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListFleetReleaseOperationsResponse401Headers the declared response headers of an HTTP 401 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestID      *string
+}
+
+// ListFleetReleaseOperationsResponse403Headers the declared response headers of an HTTP 403 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse403Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListFleetReleaseOperationsResponse422Headers the declared response headers of an HTTP 422 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse422Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
+// ListFleetReleaseOperationsResponse429Headers the declared response headers of an HTTP 429 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse429Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	RetryAfter         *int32
+	XRequestID         *string
+}
+
+// ListFleetReleaseOperationsResponse500Headers the declared response headers of an HTTP 500 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse500Headers struct {
+	XRequestID *string
+}
+
+// ListFleetReleaseOperationsResponse503Headers the declared response headers of an HTTP 503 response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponse503Headers struct {
+	RetryAfter *int32
+	XRequestID *string
+}
+
+// ListFleetReleaseOperationsResponseDefaultHeaders the declared response headers of an HTTP default response for ListFleetReleaseOperations
+type ListFleetReleaseOperationsResponseDefaultHeaders struct {
+	XRequestID *string
+}
+
+type ListFleetReleaseOperationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListBodyReleaseOperation
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListFleetReleaseOperationsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListFleetReleaseOperationsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListFleetReleaseOperationsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListFleetReleaseOperationsResponse403Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ListFleetReleaseOperationsResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListFleetReleaseOperationsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListFleetReleaseOperationsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFleetReleaseOperationsResponse503Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListFleetReleaseOperationsResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFleetReleaseOperationsResponse) GetJSON200() *ListBodyReleaseOperation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFleetReleaseOperationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFleetReleaseOperationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFleetReleaseOperationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFleetReleaseOperationsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23045,6 +23987,23 @@ func (c *ClientWithResponses) CopyNodeCacheWithResponse(ctx context.Context, hos
 	return ParseCopyNodeCacheResponse(rsp)
 }
 
+// ListOperationsWithResponse List operations of every kind
+//
+// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+//
+// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /operations (the `ListOperations` operationId).
+func (c *ClientWithResponses) ListOperationsWithResponse(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*ListOperationsResponse, error) {
+	rsp, err := c.ListOperations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListOperationsResponse(rsp)
+}
+
 // GetOperationWithResponse Poll an operation
 //
 // Long-running work a 202 answer started; poll until succeeded or failed (progress: a copy's bytes). release:<id> needs a releases read key.
@@ -23345,6 +24304,23 @@ func (c *ClientWithResponses) GetReleaseStateWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseGetReleaseStateResponse(rsp)
+}
+
+// ListFleetReleaseOperationsWithResponse List release operations of every project
+//
+// Every project's, newest first; includes data copies (a component filter excludes them).
+//
+// Permission: any one of `releases-read-global`, `releases-write-global`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /release-operations (the `ListFleetReleaseOperations` operationId).
+func (c *ClientWithResponses) ListFleetReleaseOperationsWithResponse(ctx context.Context, params *ListFleetReleaseOperationsParams, reqEditors ...RequestEditorFn) (*ListFleetReleaseOperationsResponse, error) {
+	rsp, err := c.ListFleetReleaseOperations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFleetReleaseOperationsResponse(rsp)
 }
 
 // GetReleaseOperationWithResponse Read a release operation
@@ -35965,6 +36941,307 @@ func ParseCopyNodeCacheResponse(rsp *http.Response) (*CopyNodeCacheResponse, err
 	return response, nil
 }
 
+// ParseListOperationsResponse parses an HTTP response from a ListOperationsWithResponse call
+func ParseListOperationsResponse(rsp *http.Response) (*ListOperationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListOperationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListBodyOperation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListOperationsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListOperationsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListOperationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListOperationsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListOperationsResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListOperationsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListOperationsResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListOperationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListOperationsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetOperationResponse parses an HTTP response from a GetOperationWithResponse call
 func ParseGetOperationResponse(rsp *http.Response) (*GetOperationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -40543,6 +41820,307 @@ func ParseGetReleaseStateResponse(rsp *http.Response) (*GetReleaseStateResponse,
 		response.Headers503 = &headers
 	case true:
 		var headers GetReleaseStateResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFleetReleaseOperationsResponse parses an HTTP response from a ListFleetReleaseOperationsWithResponse call
+func ParseListFleetReleaseOperationsResponse(rsp *http.Response) (*ListFleetReleaseOperationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFleetReleaseOperationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListBodyReleaseOperation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListFleetReleaseOperationsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListFleetReleaseOperationsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListFleetReleaseOperationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListFleetReleaseOperationsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 422:
+		var headers ListFleetReleaseOperationsResponse422Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListFleetReleaseOperationsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListFleetReleaseOperationsResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListFleetReleaseOperationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers503 = &headers
+	case true:
+		var headers ListFleetReleaseOperationsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
