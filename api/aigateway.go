@@ -163,7 +163,7 @@ func (s *Server) listGatewayTiers(ctx context.Context, in *ListParams) (*ListOut
 func (s *Server) registerGatewayKeys(tags []string) {
 	Register(s.api, Op{ID: "list-ai-gateway-keys", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys", Tags: tags,
 		Summary: "List AI gateway keys", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest},
-		Description: "Key metadata in id order, revoked keys included; never a value.",
+		Description: "Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.",
 		Notes: "metadata only, never a value; filter `status` (`active`, `expired`, " +
 			"`revoked`); records carry `expires_at` and `last_used_at` (written within seconds " +
 			"of a use at the gateway)",
@@ -187,7 +187,7 @@ func (s *Server) registerGatewayKeys(tags []string) {
 func (s *Server) registerGatewayKey(tags []string) {
 	Register(s.api, Op{ID: "get-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
 		Summary: "Read an AI gateway key", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Metadata only, never the value (404 gateway_key_not_found).",
+		Description: "One gateway key's name, tier, status and expiry, and when it was last used; never its value.",
 		Notes:       "metadata",
 	}, s.getGatewayKey)
 	Register(s.api, Op{ID: "rotate-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodPost, Path: "/ai/gateway/keys/{key_id}/rotate",

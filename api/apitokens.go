@@ -68,12 +68,13 @@ var tokenReadKeys = []string{resources.PermAPITokensRead, resources.PermAPIToken
 func (s *Server) registerTokens() {
 	Register(s.api, Op{ID: "list-api-tokens", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/api-tokens", Tags: []string{"API tokens"},
 		Summary: "List API tokens", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest},
-		Description: "Metadata of every API token of the installation, id order. Values are never shown.",
-		Notes:       "filters `user_id`, `service_account_id`, `status`; metadata only",
+		Description: "Every API token with its owner's e-mail and name, id order; never a value. status, expires_before (tokens about to expire), user_id, service_account_id.",
+		Notes:       "filters `user_id`, `service_account_id`, `status`, `expires_before`; the owner's e-mail and name; metadata only",
 	}, s.listTokens)
 	Register(s.api, Op{ID: "get-api-token", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/api-tokens/{token_id}", Tags: []string{"API tokens"},
 		Summary: "Read an API token", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Notes: "404 `api_token_not_found`",
+		Description: "One token's owner, scopes, status, expiry and last use; never its value.",
+		Notes:       "404 `api_token_not_found`",
 	}, func(ctx context.Context, in *TokenIDInput) (*TokenOutput, error) {
 		t, err := s.svc.Tokens.GetToken(ctx, parseID(in.TokenID))
 		if err != nil {
@@ -83,6 +84,7 @@ func (s *Server) registerTokens() {
 	})
 	Register(s.api, Op{ID: "list-service-accounts", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/service-accounts", Tags: []string{"API tokens"},
 		Summary: "List service accounts", Permissions: tokenReadKeys, Errors: []int{http.StatusBadRequest},
+		Description: "Non-human principals tokens can be minted for, with their permissions and status.",
 	}, func(ctx context.Context, in *ListParams) (*ListOutput[ServiceAccount], error) {
 		return listPage(ctx, s, "service-accounts", nil, in.page(),
 			func(q resources.PageQuery) (resources.Page[resources.ServiceAccount], error) {

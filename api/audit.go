@@ -64,7 +64,8 @@ func (s *Server) registerAudit() {
 	}, s.listAudit)
 	Register(s.api, Op{ID: "get-audit-event", Toolset: ToolsetAudit, Method: http.MethodGet, Path: "/audit-events/{event_id}", Tags: []string{"Audit"},
 		Summary: "Read an audit event", Permissions: auditKeys, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Notes: "404 `audit_event_not_found`",
+		Description: "One recorded change: who made it, when, from where, and the state before and after.",
+		Notes:       "404 `audit_event_not_found`",
 	}, func(ctx context.Context, in *AuditEventIDInput) (*AuditEventOutput, error) {
 		e, err := s.svc.Audit.GetAuditEvent(ctx, parseID(in.EventID))
 		if err != nil {

@@ -68,7 +68,7 @@ func (in *UploadBrandAssetInput) Resolve(ctx huma.Context) []error {
 func (s *Server) registerBrandAssets(tags []string) {
 	Register(s.api, Op{ID: "list-brand-assets", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets", Tags: tags,
 		Summary: "List brand assets", Permissions: brandReaders, Errors: []int{http.StatusBadRequest},
-		Description: "Uploaded logos and favicons in id order (metadata; the bytes are at /content).",
+		Description: "Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).",
 		Notes: "filter `kind`; metadata `{id, kind, content_type, size_bytes, sha256, " +
 			"created_at}`",
 	}, s.listBrandAssets)
@@ -87,7 +87,7 @@ func (s *Server) registerBrandAssets(tags []string) {
 	}, s.uploadBrandAsset)
 	Register(s.api, Op{ID: "get-brand-asset", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets/{asset_id}", Tags: tags,
 		Summary: "Read a brand asset's metadata", Permissions: brandReaders,
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound}, Description: "404 brand_asset_not_found.",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound}, Description: "One uploaded logo's or favicon's kind, media type, size and dimensions.",
 		Notes: "metadata; 404 `brand_asset_not_found`",
 	}, s.getBrandAsset)
 	Register(s.api, Op{ID: "get-brand-asset-content", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets/{asset_id}/content",

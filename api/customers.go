@@ -138,8 +138,8 @@ func (s *Server) registerCustomers() {
 	tags := []string{"Customers"}
 	Register(s.api, Op{ID: "list-customers", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/customers", Tags: tags,
 		Summary: "List customers", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest},
-		Description: "Customers in id order, archived included; filters are exact and combine. include=project_count " +
-			"adds each one's project count. Never contacts the code host.",
+		Description: "Customers in id order, archived included; short_name, vcs_group and status filter " +
+			"and combine. include=project_count adds each one's project count. Never contacts the code host.",
 		Notes: "filters `short_name`, `vcs_group`, `status` (exact, combined); " +
 			"`include=project_count` adds each customer's `project_count` (retired projects " +
 			"included; same query); id order; archived included; never contacts the code host",

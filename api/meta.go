@@ -67,8 +67,9 @@ func (s *Server) registerMeta() {
 			"`rate_limit` (budget left)",
 	}, s.whoami)
 	Register(s.api, Op{ID: "get-meta", Toolset: ToolsetIdentity, Method: http.MethodGet, Path: "/meta", Tags: []string{"Meta"},
-		Summary: "API and platform version",
-		Notes:   "`api_version` 1.0.0, `platform_version` 1.0.187",
+		Summary:     "API and platform version",
+		Description: "Which API version this server speaks and which platform release it belongs to.",
+		Notes:       "`api_version` 1.0.0, `platform_version` 1.0.187",
 	}, func(context.Context, *EmptyInput) (*MetaOutput, error) {
 		out := &MetaOutput{}
 		out.Body.APIVersion, out.Body.PlatformVersion = resources.APIVersion, resources.PlatformVersion

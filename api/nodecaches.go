@@ -63,8 +63,9 @@ func (s *Server) registerNodeCaches() {
 	tags := []string{"AI"}
 	Register(s.api, Op{ID: "list-node-caches", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/node-caches", Tags: tags,
 		Summary: "List node caches", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest},
-		Description: "Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.",
-		Notes:       "filters `hostname`, `model_id`, `status`",
+		Description: "Models' weights copied onto nodes' disks, by hostname then model id; hostname, model_id " +
+			"and status (copying, ready, removing, missing) filter and combine.",
+		Notes: "filters `hostname`, `model_id`, `status`",
 	}, s.listNodeCaches)
 	Register(s.api, Op{ID: "copy-node-cache", Toolset: ToolsetAI, Method: http.MethodPut, Path: nodeCachePath, Tags: tags,
 		Feature: resources.FeatureAI,

@@ -33,8 +33,9 @@ func (s *Server) registerListOperations() {
 	Register(s.api, Op{ID: "list-operations", Toolset: ToolsetProjects, Method: http.MethodGet,
 		Path: "/operations", Tags: []string{"Operations"}, Summary: "List operations of every kind",
 		Permissions: operationReaders, Errors: []int{http.StatusBadRequest},
-		Description: "Newest first; only kinds the token could poll (release:<id> needs a releases " +
-			"read key; kind= such a kind without one is 403).",
+		Description: "Long-running work of every kind (provisioning, node cache copies, promotions as " +
+			"release:<id>), newest first: status=failed&limit=1 is the latest failure. Only kinds the " +
+			"token could poll (release:<id> needs a releases read key).",
 		Notes: "every kind (`release:<id>` with a releases read key); filters `kind`, `status`, " +
 			"`target_type`, `target_id`, `since`; newest first",
 	}, s.listOperations)

@@ -101,9 +101,9 @@ func (s *Server) registerProjects() {
 	Register(s.api, Op{ID: "list-projects", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/projects", Tags: tags,
 		Summary: "List projects", Permissions: projectsRead, Errors: []int{http.StatusBadRequest},
 		Description: "Projects in id order, retired included; filters are exact and combine (customer_status: the " +
-			"status of the project's customer).",
+			"status of the project's customer; prod_locked: the PROD data lock).",
 		Notes: "filters `customer_id`, `tenant_id`, `status`, `kind`, `customer_status` (the " +
-			"customer's status)",
+			"customer's status), `prod_locked`",
 	}, s.listProjects)
 	Register(s.api, Op{ID: "create-project", Toolset: ToolsetProjects, Method: http.MethodPost, Path: "/projects", Tags: tags, Status: http.StatusAccepted,
 		Summary: "Create a project (provisioned in the background)", Permissions: projectsWrite, Idempotent: true,
@@ -122,7 +122,8 @@ func (s *Server) registerProjects() {
 func (s *Server) registerProject(tags []string) {
 	Register(s.api, Op{ID: "get-project", Toolset: ToolsetProjects, Method: http.MethodGet, Path: "/projects/{project_id}", Tags: tags,
 		Summary: "Read a project", Permissions: projectsRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Notes: "404 `project_not_found`",
+		Description: "One project's customer, tenant, kind, components, domain, status and PROD data lock.",
+		Notes:       "404 `project_not_found`",
 	}, func(ctx context.Context, in *ProjectIDInput) (*ProjectOutput, error) {
 		p, err := s.svc.Projects.GetProject(ctx, parseID(in.ProjectID))
 		if err != nil {

@@ -77,7 +77,8 @@ func (s *Server) registerReleases() {
 	s.registerFleetReleases(tags)
 	Register(s.api, Op{ID: "get-release-operation", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/release-operations/{release_operation_id}",
 		Tags: tags, Summary: "Read a release operation", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Notes: "404 `release_operation_not_found`",
+		Description: "One promotion or data copy: its project, environment, version, status, who asked and who decided.",
+		Notes:       "404 `release_operation_not_found`",
 	}, func(ctx context.Context, in *ReleaseIDInput) (*ReleaseOutput, error) {
 		r, err := s.svc.Releases.GetReleaseOperation(ctx, parseID(in.ReleaseOperationID))
 		if err != nil {
@@ -93,8 +94,8 @@ func (s *Server) registerFleetReleases(tags []string) {
 	Register(s.api, Op{ID: "list-fleet-release-operations", Toolset: ToolsetReleases, Method: http.MethodGet,
 		Path: "/release-operations", Tags: tags, Summary: "List release operations of every project",
 		Permissions: releasesRead, Errors: []int{http.StatusBadRequest},
-		Description: "Every project's, newest first; includes data copies (a component filter " +
-			"excludes them).",
+		Description: "Promotions and data copies of every project, newest first, each with its project's " +
+			"short name and customer. status=awaiting_approval: what waits for a person; component excludes data copies.",
 		Notes: "every project; filters `status`, `target_env`, `component`, `project_id`, " +
 			"`customer_id`; newest first",
 	}, s.listFleetReleases)
@@ -116,6 +117,7 @@ func (s *Server) registerReleaseState(tags []string) {
 	})
 	Register(s.api, Op{ID: "get-prod-lock", Toolset: ToolsetReleases, Method: http.MethodGet, Path: "/projects/{project_id}/prod-lock",
 		Tags: tags, Summary: "Read the PROD data lock", Permissions: releasesRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
+		Description: "Whether data copies into a project's PROD are locked, since when and by whom (list-projects prod_locked=true finds every locked one).",
 	}, func(ctx context.Context, in *ProjectIDInput) (*ProdLockOutput, error) {
 		l, err := s.svc.Releases.GetProdLock(ctx, parseID(in.ProjectID))
 		if err != nil {

@@ -73,7 +73,7 @@ func (s *Server) registerTenants() {
 	tags := []string{"Tenants"}
 	Register(s.api, Op{ID: "list-tenants", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/tenants", Tags: tags,
 		Summary: "List tenants", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest},
-		Description: "Tenants in id order; filters are exact and combine.",
+		Description: "Tenants in id order; customer_id gives one customer's, slug finds one; filters combine.",
 		Notes:       "filters `customer_id`, `slug`",
 	}, s.listTenants)
 	Register(s.api, Op{ID: "create-tenant", Toolset: ToolsetTenancy, Method: http.MethodPost, Path: "/tenants", Tags: tags, Status: http.StatusCreated,
@@ -90,7 +90,8 @@ func (s *Server) registerTenants() {
 func (s *Server) registerTenant(tags []string) {
 	Register(s.api, Op{ID: "get-tenant", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Read a tenant", Permissions: tenancyRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Notes: "404 `tenant_not_found`",
+		Description: "One tenant of a customer: its slug, name and whether it is the customer's primary one.",
+		Notes:       "404 `tenant_not_found`",
 	}, func(ctx context.Context, in *TenantIDInput) (*TenantOutput, error) {
 		t, err := s.svc.Tenants.GetTenant(ctx, parseID(in.TenantID))
 		if err != nil {

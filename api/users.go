@@ -98,7 +98,7 @@ func (s *Server) registerUsers() {
 	}, s.inviteUser)
 	Register(s.api, Op{ID: "get-user", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/users/{user_id}", Tags: tags,
 		Summary: "Read a user", Permissions: usersRead, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
-		Description: "Deactivated users included.",
+		Description: "One person's e-mail, display name, roles and status (deactivated users included).",
 		Notes:       "404 `user_not_found`",
 	}, s.getUser)
 	Register(s.api, Op{ID: "patch-user", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/users/{user_id}", Tags: tags,

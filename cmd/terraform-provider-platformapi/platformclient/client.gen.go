@@ -3440,7 +3440,7 @@ type ClientInterface interface {
 
 	// ListAiGatewayKeys List AI gateway keys
 	//
-	// Key metadata in id order, revoked keys included; never a value.
+	// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
 	//
 	// Permission: any one of `ai-gateway-keys-global`.
 	//
@@ -3480,7 +3480,7 @@ type ClientInterface interface {
 
 	// GetAiGatewayKey Read an AI gateway key
 	//
-	// Metadata only, never the value (404 gateway_key_not_found).
+	// One gateway key's name, tier, status and expiry, and when it was last used; never its value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`.
 	//
@@ -3620,7 +3620,7 @@ type ClientInterface interface {
 
 	// ListApiTokens List API tokens
 	//
-	// Metadata of every API token of the installation, id order. Values are never shown.
+	// Every API token with its owner's e-mail and name, id order; never a value. status, expires_before (tokens about to expire), user_id, service_account_id.
 	//
 	// Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 	//
@@ -3628,6 +3628,8 @@ type ClientInterface interface {
 	ListApiTokens(ctx context.Context, params *ListApiTokensParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetApiToken Read an API token
+	//
+	// One token's owner, scopes, status, expiry and last use; never its value.
 	//
 	// Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 	//
@@ -3644,6 +3646,8 @@ type ClientInterface interface {
 	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAuditEvent Read an audit event
+	//
+	// One recorded change: who made it, when, from where, and the state before and after.
 	//
 	// Permission: any one of `audit-read-global`.
 	//
@@ -3683,7 +3687,7 @@ type ClientInterface interface {
 
 	// ListBrandAssets List brand assets
 	//
-	// Uploaded logos and favicons in id order (metadata; the bytes are at /content).
+	// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -3703,7 +3707,7 @@ type ClientInterface interface {
 
 	// GetBrandAsset Read a brand asset's metadata
 	//
-	// 404 brand_asset_not_found.
+	// One uploaded logo's or favicon's kind, media type, size and dimensions.
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -3721,7 +3725,7 @@ type ClientInterface interface {
 
 	// ListCustomers List customers
 	//
-	// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
+	// Customers in id order, archived included; short_name, vcs_group and status filter and combine. include=project_count adds each one's project count. Never contacts the code host.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -3834,6 +3838,8 @@ type ClientInterface interface {
 
 	// GetMeta API and platform version
 	//
+	// Which API version this server speaks and which platform release it belongs to.
+	//
 	// Permission: any valid API token.
 	//
 	// Corresponds with GET /meta (the `GetMeta` operationId).
@@ -3841,7 +3847,7 @@ type ClientInterface interface {
 
 	// ListNodeCaches List node caches
 	//
-	// Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.
+	// Models' weights copied onto nodes' disks, by hostname then model id; hostname, model_id and status (copying, ready, removing, missing) filter and combine.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -3868,7 +3874,7 @@ type ClientInterface interface {
 
 	// ListOperations List operations of every kind
 	//
-	// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+	// Long-running work of every kind (provisioning, node cache copies, promotions as release:<id>), newest first: status=failed&limit=1 is the latest failure. Only kinds the token could poll (release:<id> needs a releases read key).
 	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 	//
@@ -3904,7 +3910,7 @@ type ClientInterface interface {
 
 	// ListProjects List projects
 	//
-	// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer).
+	// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer; prod_locked: the PROD data lock).
 	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`.
 	//
@@ -3943,6 +3949,8 @@ type ClientInterface interface {
 	RetireProject(ctx context.Context, projectId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetProject Read a project
+	//
+	// One project's customer, tenant, kind, components, domain, status and PROD data lock.
 	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`.
 	//
@@ -3983,6 +3991,8 @@ type ClientInterface interface {
 	PatchProjectWithApplicationMergePatchPlusJSONBody(ctx context.Context, projectId string, body PatchProjectApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetProdLock Read the PROD data lock
+	//
+	// Whether data copies into a project's PROD are locked, since when and by whom (list-projects prod_locked=true finds every locked one).
 	//
 	// Permission: any one of `releases-read-global`, `releases-write-global`.
 	//
@@ -4053,7 +4063,7 @@ type ClientInterface interface {
 
 	// ListFleetReleaseOperations List release operations of every project
 	//
-	// Every project's, newest first; includes data copies (a component filter excludes them).
+	// Promotions and data copies of every project, newest first, each with its project's short name and customer. status=awaiting_approval: what waits for a person; component excludes data copies.
 	//
 	// Permission: any one of `releases-read-global`, `releases-write-global`.
 	//
@@ -4062,12 +4072,16 @@ type ClientInterface interface {
 
 	// GetReleaseOperation Read a release operation
 	//
+	// One promotion or data copy: its project, environment, version, status, who asked and who decided.
+	//
 	// Permission: any one of `releases-read-global`, `releases-write-global`.
 	//
 	// Corresponds with GET /release-operations/{release_operation_id} (the `GetReleaseOperation` operationId).
 	GetReleaseOperation(ctx context.Context, releaseOperationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListServiceAccounts List service accounts
+	//
+	// Non-human principals tokens can be minted for, with their permissions and status.
 	//
 	// Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 	//
@@ -4076,7 +4090,7 @@ type ClientInterface interface {
 
 	// ListTenants List tenants
 	//
-	// Tenants in id order; filters are exact and combine.
+	// Tenants in id order; customer_id gives one customer's, slug finds one; filters combine.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -4115,6 +4129,8 @@ type ClientInterface interface {
 	DeleteTenant(ctx context.Context, tenantId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTenant Read a tenant
+	//
+	// One tenant of a customer: its slug, name and whether it is the customer's primary one.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -4196,7 +4212,7 @@ type ClientInterface interface {
 
 	// GetUser Read a user
 	//
-	// Deactivated users included.
+	// One person's e-mail, display name, roles and status (deactivated users included).
 	//
 	// Permission: any one of `users-read-global`, `users-write-global`.
 	//
@@ -4267,7 +4283,7 @@ func (c *Client) GetAiGateway(ctx context.Context, reqEditors ...RequestEditorFn
 
 // ListAiGatewayKeys List AI gateway keys
 //
-// Key metadata in id order, revoked keys included; never a value.
+// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
 //
 // Permission: any one of `ai-gateway-keys-global`.
 //
@@ -4347,7 +4363,7 @@ func (c *Client) RevokeAiGatewayKey(ctx context.Context, keyId string, reqEditor
 
 // GetAiGatewayKey Read an AI gateway key
 //
-// Metadata only, never the value (404 gateway_key_not_found).
+// One gateway key's name, tier, status and expiry, and when it was last used; never its value.
 //
 // Permission: any one of `ai-gateway-keys-global`.
 //
@@ -4627,7 +4643,7 @@ func (c *Client) GetAiNode(ctx context.Context, hostname string, reqEditors ...R
 
 // ListApiTokens List API tokens
 //
-// Metadata of every API token of the installation, id order. Values are never shown.
+// Every API token with its owner's e-mail and name, id order; never a value. status, expires_before (tokens about to expire), user_id, service_account_id.
 //
 // Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 //
@@ -4645,6 +4661,8 @@ func (c *Client) ListApiTokens(ctx context.Context, params *ListApiTokensParams,
 }
 
 // GetApiToken Read an API token
+//
+// One token's owner, scopes, status, expiry and last use; never its value.
 //
 // Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 //
@@ -4681,6 +4699,8 @@ func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsPar
 }
 
 // GetAuditEvent Read an audit event
+//
+// One recorded change: who made it, when, from where, and the state before and after.
 //
 // Permission: any one of `audit-read-global`.
 //
@@ -4760,7 +4780,7 @@ func (c *Client) ReplaceBrand(ctx context.Context, params *ReplaceBrandParams, b
 
 // ListBrandAssets List brand assets
 //
-// Uploaded logos and favicons in id order (metadata; the bytes are at /content).
+// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -4800,7 +4820,7 @@ func (c *Client) UploadBrandAssetWithBody(ctx context.Context, params *UploadBra
 
 // GetBrandAsset Read a brand asset's metadata
 //
-// 404 brand_asset_not_found.
+// One uploaded logo's or favicon's kind, media type, size and dimensions.
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -4838,7 +4858,7 @@ func (c *Client) GetBrandAssetContent(ctx context.Context, assetId string, reqEd
 
 // ListCustomers List customers
 //
-// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
+// Customers in id order, archived included; short_name, vcs_group and status filter and combine. include=project_count adds each one's project count. Never contacts the code host.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
@@ -5061,6 +5081,8 @@ func (c *Client) InstallLicence(ctx context.Context, body InstallLicenceJSONRequ
 
 // GetMeta API and platform version
 //
+// Which API version this server speaks and which platform release it belongs to.
+//
 // Permission: any valid API token.
 //
 // Corresponds with GET /meta (the `GetMeta` operationId).
@@ -5078,7 +5100,7 @@ func (c *Client) GetMeta(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 
 // ListNodeCaches List node caches
 //
-// Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.
+// Models' weights copied onto nodes' disks, by hostname then model id; hostname, model_id and status (copying, ready, removing, missing) filter and combine.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -5135,7 +5157,7 @@ func (c *Client) CopyNodeCache(ctx context.Context, hostname string, modelId str
 
 // ListOperations List operations of every kind
 //
-// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+// Long-running work of every kind (provisioning, node cache copies, promotions as release:<id>), newest first: status=failed&limit=1 is the latest failure. Only kinds the token could poll (release:<id> needs a releases read key).
 //
 // Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 //
@@ -5211,7 +5233,7 @@ func (c *Client) ListProblems(ctx context.Context, reqEditors ...RequestEditorFn
 
 // ListProjects List projects
 //
-// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer).
+// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer; prod_locked: the PROD data lock).
 //
 // Permission: any one of `projects-read-global`, `projects-write-global`.
 //
@@ -5290,6 +5312,8 @@ func (c *Client) RetireProject(ctx context.Context, projectId string, reqEditors
 }
 
 // GetProject Read a project
+//
+// One project's customer, tenant, kind, components, domain, status and PROD data lock.
 //
 // Permission: any one of `projects-read-global`, `projects-write-global`.
 //
@@ -5370,6 +5394,8 @@ func (c *Client) PatchProjectWithApplicationMergePatchPlusJSONBody(ctx context.C
 }
 
 // GetProdLock Read the PROD data lock
+//
+// Whether data copies into a project's PROD are locked, since when and by whom (list-projects prod_locked=true finds every locked one).
 //
 // Permission: any one of `releases-read-global`, `releases-write-global`.
 //
@@ -5510,7 +5536,7 @@ func (c *Client) GetReleaseState(ctx context.Context, projectId string, reqEdito
 
 // ListFleetReleaseOperations List release operations of every project
 //
-// Every project's, newest first; includes data copies (a component filter excludes them).
+// Promotions and data copies of every project, newest first, each with its project's short name and customer. status=awaiting_approval: what waits for a person; component excludes data copies.
 //
 // Permission: any one of `releases-read-global`, `releases-write-global`.
 //
@@ -5529,6 +5555,8 @@ func (c *Client) ListFleetReleaseOperations(ctx context.Context, params *ListFle
 
 // GetReleaseOperation Read a release operation
 //
+// One promotion or data copy: its project, environment, version, status, who asked and who decided.
+//
 // Permission: any one of `releases-read-global`, `releases-write-global`.
 //
 // Corresponds with GET /release-operations/{release_operation_id} (the `GetReleaseOperation` operationId).
@@ -5545,6 +5573,8 @@ func (c *Client) GetReleaseOperation(ctx context.Context, releaseOperationId str
 }
 
 // ListServiceAccounts List service accounts
+//
+// Non-human principals tokens can be minted for, with their permissions and status.
 //
 // Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 //
@@ -5563,7 +5593,7 @@ func (c *Client) ListServiceAccounts(ctx context.Context, params *ListServiceAcc
 
 // ListTenants List tenants
 //
-// Tenants in id order; filters are exact and combine.
+// Tenants in id order; customer_id gives one customer's, slug finds one; filters combine.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
@@ -5642,6 +5672,8 @@ func (c *Client) DeleteTenant(ctx context.Context, tenantId string, reqEditors .
 }
 
 // GetTenant Read a tenant
+//
+// One tenant of a customer: its slug, name and whether it is the customer's primary one.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
@@ -5803,7 +5835,7 @@ func (c *Client) DeactivateUser(ctx context.Context, userId string, reqEditors .
 
 // GetUser Read a user
 //
-// Deactivated users included.
+// One person's e-mail, display name, roles and status (deactivated users included).
 //
 // Permission: any one of `users-read-global`, `users-write-global`.
 //
@@ -9944,7 +9976,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiGatewayKeysWithResponse List AI gateway keys
 	//
-	// Key metadata in id order, revoked keys included; never a value.
+	// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
 	//
 	// Permission: any one of `ai-gateway-keys-global`.
 	//
@@ -9988,7 +10020,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetAiGatewayKeyWithResponse Read an AI gateway key
 	//
-	// Metadata only, never the value (404 gateway_key_not_found).
+	// One gateway key's name, tier, status and expiry, and when it was last used; never its value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`.
 	//
@@ -10142,7 +10174,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListApiTokensWithResponse List API tokens
 	//
-	// Metadata of every API token of the installation, id order. Values are never shown.
+	// Every API token with its owner's e-mail and name, id order; never a value. status, expires_before (tokens about to expire), user_id, service_account_id.
 	//
 	// Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 	//
@@ -10152,6 +10184,8 @@ type ClientWithResponsesInterface interface {
 	ListApiTokensWithResponse(ctx context.Context, params *ListApiTokensParams, reqEditors ...RequestEditorFn) (*ListApiTokensResponse, error)
 
 	// GetApiTokenWithResponse Read an API token
+	//
+	// One token's owner, scopes, status, expiry and last use; never its value.
 	//
 	// Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 	//
@@ -10172,6 +10206,8 @@ type ClientWithResponsesInterface interface {
 	ListAuditEventsWithResponse(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*ListAuditEventsResponse, error)
 
 	// GetAuditEventWithResponse Read an audit event
+	//
+	// One recorded change: who made it, when, from where, and the state before and after.
 	//
 	// Permission: any one of `audit-read-global`.
 	//
@@ -10215,7 +10251,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListBrandAssetsWithResponse List brand assets
 	//
-	// Uploaded logos and favicons in id order (metadata; the bytes are at /content).
+	// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -10237,7 +10273,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetBrandAssetWithResponse Read a brand asset's metadata
 	//
-	// 404 brand_asset_not_found.
+	// One uploaded logo's or favicon's kind, media type, size and dimensions.
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -10259,7 +10295,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListCustomersWithResponse List customers
 	//
-	// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
+	// Customers in id order, archived included; short_name, vcs_group and status filter and combine. include=project_count adds each one's project count. Never contacts the code host.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -10380,6 +10416,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetMetaWithResponse API and platform version
 	//
+	// Which API version this server speaks and which platform release it belongs to.
+	//
 	// Permission: any valid API token.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -10389,7 +10427,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListNodeCachesWithResponse List node caches
 	//
-	// Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.
+	// Models' weights copied onto nodes' disks, by hostname then model id; hostname, model_id and status (copying, ready, removing, missing) filter and combine.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -10422,7 +10460,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListOperationsWithResponse List operations of every kind
 	//
-	// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+	// Long-running work of every kind (provisioning, node cache copies, promotions as release:<id>), newest first: status=failed&limit=1 is the latest failure. Only kinds the token could poll (release:<id> needs a releases read key).
 	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 	//
@@ -10466,7 +10504,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListProjectsWithResponse List projects
 	//
-	// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer).
+	// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer; prod_locked: the PROD data lock).
 	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`.
 	//
@@ -10510,6 +10548,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetProjectWithResponse Read a project
 	//
+	// One project's customer, tenant, kind, components, domain, status and PROD data lock.
+	//
 	// Permission: any one of `projects-read-global`, `projects-write-global`.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -10551,6 +10591,8 @@ type ClientWithResponsesInterface interface {
 	PatchProjectWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, projectId string, body PatchProjectApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchProjectResponse, error)
 
 	// GetProdLockWithResponse Read the PROD data lock
+	//
+	// Whether data copies into a project's PROD are locked, since when and by whom (list-projects prod_locked=true finds every locked one).
 	//
 	// Permission: any one of `releases-read-global`, `releases-write-global`.
 	//
@@ -10627,7 +10669,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListFleetReleaseOperationsWithResponse List release operations of every project
 	//
-	// Every project's, newest first; includes data copies (a component filter excludes them).
+	// Promotions and data copies of every project, newest first, each with its project's short name and customer. status=awaiting_approval: what waits for a person; component excludes data copies.
 	//
 	// Permission: any one of `releases-read-global`, `releases-write-global`.
 	//
@@ -10638,6 +10680,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetReleaseOperationWithResponse Read a release operation
 	//
+	// One promotion or data copy: its project, environment, version, status, who asked and who decided.
+	//
 	// Permission: any one of `releases-read-global`, `releases-write-global`.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -10646,6 +10690,8 @@ type ClientWithResponsesInterface interface {
 	GetReleaseOperationWithResponse(ctx context.Context, releaseOperationId string, reqEditors ...RequestEditorFn) (*GetReleaseOperationResponse, error)
 
 	// ListServiceAccountsWithResponse List service accounts
+	//
+	// Non-human principals tokens can be minted for, with their permissions and status.
 	//
 	// Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 	//
@@ -10656,7 +10702,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListTenantsWithResponse List tenants
 	//
-	// Tenants in id order; filters are exact and combine.
+	// Tenants in id order; customer_id gives one customer's, slug finds one; filters combine.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -10699,6 +10745,8 @@ type ClientWithResponsesInterface interface {
 	DeleteTenantWithResponse(ctx context.Context, tenantId string, reqEditors ...RequestEditorFn) (*DeleteTenantResponse, error)
 
 	// GetTenantWithResponse Read a tenant
+	//
+	// One tenant of a customer: its slug, name and whether it is the customer's primary one.
 	//
 	// Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 	//
@@ -10786,7 +10834,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetUserWithResponse Read a user
 	//
-	// Deactivated users included.
+	// One person's e-mail, display name, roles and status (deactivated users included).
 	//
 	// Permission: any one of `users-read-global`, `users-write-global`.
 	//
@@ -23247,7 +23295,7 @@ func (c *ClientWithResponses) GetAiGatewayWithResponse(ctx context.Context, reqE
 
 // ListAiGatewayKeysWithResponse List AI gateway keys
 //
-// Key metadata in id order, revoked keys included; never a value.
+// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
 //
 // Permission: any one of `ai-gateway-keys-global`.
 //
@@ -23315,7 +23363,7 @@ func (c *ClientWithResponses) RevokeAiGatewayKeyWithResponse(ctx context.Context
 
 // GetAiGatewayKeyWithResponse Read an AI gateway key
 //
-// Metadata only, never the value (404 gateway_key_not_found).
+// One gateway key's name, tier, status and expiry, and when it was last used; never its value.
 //
 // Permission: any one of `ai-gateway-keys-global`.
 //
@@ -23553,7 +23601,7 @@ func (c *ClientWithResponses) GetAiNodeWithResponse(ctx context.Context, hostnam
 
 // ListApiTokensWithResponse List API tokens
 //
-// Metadata of every API token of the installation, id order. Values are never shown.
+// Every API token with its owner's e-mail and name, id order; never a value. status, expires_before (tokens about to expire), user_id, service_account_id.
 //
 // Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 //
@@ -23569,6 +23617,8 @@ func (c *ClientWithResponses) ListApiTokensWithResponse(ctx context.Context, par
 }
 
 // GetApiTokenWithResponse Read an API token
+//
+// One token's owner, scopes, status, expiry and last use; never its value.
 //
 // Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 //
@@ -23601,6 +23651,8 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 }
 
 // GetAuditEventWithResponse Read an audit event
+//
+// One recorded change: who made it, when, from where, and the state before and after.
 //
 // Permission: any one of `audit-read-global`.
 //
@@ -23668,7 +23720,7 @@ func (c *ClientWithResponses) ReplaceBrandWithResponse(ctx context.Context, para
 
 // ListBrandAssetsWithResponse List brand assets
 //
-// Uploaded logos and favicons in id order (metadata; the bytes are at /content).
+// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -23702,7 +23754,7 @@ func (c *ClientWithResponses) UploadBrandAssetWithBodyWithResponse(ctx context.C
 
 // GetBrandAssetWithResponse Read a brand asset's metadata
 //
-// 404 brand_asset_not_found.
+// One uploaded logo's or favicon's kind, media type, size and dimensions.
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -23736,7 +23788,7 @@ func (c *ClientWithResponses) GetBrandAssetContentWithResponse(ctx context.Conte
 
 // ListCustomersWithResponse List customers
 //
-// Customers in id order, archived included; filters are exact and combine. include=project_count adds each one's project count. Never contacts the code host.
+// Customers in id order, archived included; short_name, vcs_group and status filter and combine. include=project_count adds each one's project count. Never contacts the code host.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
@@ -23923,6 +23975,8 @@ func (c *ClientWithResponses) InstallLicenceWithResponse(ctx context.Context, bo
 
 // GetMetaWithResponse API and platform version
 //
+// Which API version this server speaks and which platform release it belongs to.
+//
 // Permission: any valid API token.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -23938,7 +23992,7 @@ func (c *ClientWithResponses) GetMetaWithResponse(ctx context.Context, reqEditor
 
 // ListNodeCachesWithResponse List node caches
 //
-// Models' weights copied onto nodes' disks, by hostname then model id; filters are exact and combine.
+// Models' weights copied onto nodes' disks, by hostname then model id; hostname, model_id and status (copying, ready, removing, missing) filter and combine.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -23989,7 +24043,7 @@ func (c *ClientWithResponses) CopyNodeCacheWithResponse(ctx context.Context, hos
 
 // ListOperationsWithResponse List operations of every kind
 //
-// Newest first; only kinds the token could poll (release:<id> needs a releases read key; kind= such a kind without one is 403).
+// Long-running work of every kind (provisioning, node cache copies, promotions as release:<id>), newest first: status=failed&limit=1 is the latest failure. Only kinds the token could poll (release:<id> needs a releases read key).
 //
 // Permission: any one of `projects-read-global`, `projects-write-global`, `releases-read-global`, `releases-write-global`, `ai-read-global`, `ai-write-global`.
 //
@@ -24057,7 +24111,7 @@ func (c *ClientWithResponses) ListProblemsWithResponse(ctx context.Context, reqE
 
 // ListProjectsWithResponse List projects
 //
-// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer).
+// Projects in id order, retired included; filters are exact and combine (customer_status: the status of the project's customer; prod_locked: the PROD data lock).
 //
 // Permission: any one of `projects-read-global`, `projects-write-global`.
 //
@@ -24125,6 +24179,8 @@ func (c *ClientWithResponses) RetireProjectWithResponse(ctx context.Context, pro
 
 // GetProjectWithResponse Read a project
 //
+// One project's customer, tenant, kind, components, domain, status and PROD data lock.
+//
 // Permission: any one of `projects-read-global`, `projects-write-global`.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -24190,6 +24246,8 @@ func (c *ClientWithResponses) PatchProjectWithApplicationMergePatchPlusJSONBodyW
 }
 
 // GetProdLockWithResponse Read the PROD data lock
+//
+// Whether data copies into a project's PROD are locked, since when and by whom (list-projects prod_locked=true finds every locked one).
 //
 // Permission: any one of `releases-read-global`, `releases-write-global`.
 //
@@ -24308,7 +24366,7 @@ func (c *ClientWithResponses) GetReleaseStateWithResponse(ctx context.Context, p
 
 // ListFleetReleaseOperationsWithResponse List release operations of every project
 //
-// Every project's, newest first; includes data copies (a component filter excludes them).
+// Promotions and data copies of every project, newest first, each with its project's short name and customer. status=awaiting_approval: what waits for a person; component excludes data copies.
 //
 // Permission: any one of `releases-read-global`, `releases-write-global`.
 //
@@ -24325,6 +24383,8 @@ func (c *ClientWithResponses) ListFleetReleaseOperationsWithResponse(ctx context
 
 // GetReleaseOperationWithResponse Read a release operation
 //
+// One promotion or data copy: its project, environment, version, status, who asked and who decided.
+//
 // Permission: any one of `releases-read-global`, `releases-write-global`.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -24339,6 +24399,8 @@ func (c *ClientWithResponses) GetReleaseOperationWithResponse(ctx context.Contex
 }
 
 // ListServiceAccountsWithResponse List service accounts
+//
+// Non-human principals tokens can be minted for, with their permissions and status.
 //
 // Permission: any one of `api-tokens-read-global`, `api-tokens-admin-global`.
 //
@@ -24355,7 +24417,7 @@ func (c *ClientWithResponses) ListServiceAccountsWithResponse(ctx context.Contex
 
 // ListTenantsWithResponse List tenants
 //
-// Tenants in id order; filters are exact and combine.
+// Tenants in id order; customer_id gives one customer's, slug finds one; filters combine.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
@@ -24422,6 +24484,8 @@ func (c *ClientWithResponses) DeleteTenantWithResponse(ctx context.Context, tena
 }
 
 // GetTenantWithResponse Read a tenant
+//
+// One tenant of a customer: its slug, name and whether it is the customer's primary one.
 //
 // Permission: any one of `tenancy-read-global`, `tenancy-write-global`.
 //
@@ -24557,7 +24621,7 @@ func (c *ClientWithResponses) DeactivateUserWithResponse(ctx context.Context, us
 
 // GetUserWithResponse Read a user
 //
-// Deactivated users included.
+// One person's e-mail, display name, roles and status (deactivated users included).
 //
 // Permission: any one of `users-read-global`, `users-write-global`.
 //
