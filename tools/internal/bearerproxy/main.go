@@ -8,6 +8,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"log"
@@ -74,21 +76,31 @@ func proxy(target *url.URL, token string) http.Handler {
 }
 
 // forward sends r to target (same method, path, query, headers and Host)
-// with Authorization: Bearer token.
+// with Authorization: Bearer token. The request body is read whole first:
+// once the answer's header is flushed to the client, net/http may stop
+// reading the client's body, and a transport still sending it then fails
+// the request and closes the connection under the answer being streamed
+// (an event stream cut after its first event).
 func forward(r *http.Request, target *url.URL, token string) (*http.Response, error) {
 	u := *target
 	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	out.Header = r.Header.Clone()
-	out.ContentLength, out.Host = r.ContentLength, r.Host
+	out.ContentLength, out.Host = int64(len(body)), r.Host
 	out.Header.Set("Authorization", "Bearer "+token)
 	return http.DefaultTransport.RoundTrip(out)
 }
 
-// stream copies server-sent events to w, flushing after every read.
+// stream copies server-sent events to w, flushing after every read. A copy
+// cut short by the server's side aborts the client's answer (its reader
+// sees an error, not a clean end of a shorter stream).
 func stream(w http.ResponseWriter, body io.Reader) {
 	buf := make([]byte, 32<<10)
 	for {
@@ -99,8 +111,12 @@ func stream(w http.ResponseWriter, body io.Reader) {
 			}
 			_ = http.NewResponseController(w).Flush()
 		}
-		if err != nil {
+		if errors.Is(err, io.EOF) {
 			return
+		}
+		if err != nil {
+			log.Printf("event stream cut: %v", err)
+			panic(http.ErrAbortHandler)
 		}
 	}
 }
