@@ -41,6 +41,9 @@ func enumFilters(t *testing.T, e *apitest.Env) []enumFilter {
 			if len(p.Schema.Enum) > 0 {
 				t.Errorf("GET %s: enum filter %s takes one value; make it []string (comma-separated)", path, p.Name)
 			}
+			if p.Schema.Type == "array" && p.Schema.MaxItems == nil {
+				t.Errorf("GET %s: array parameter %s has no maxItems", path, p.Name)
+			}
 			if p.Schema.Type == "array" && p.Schema.Items != nil && len(p.Schema.Items.Enum) > 0 {
 				out = append(out, enumFilter{path, p.Name, enumStrings(p.Schema.Items)})
 			}
@@ -87,7 +90,8 @@ func TestListFilters_EveryEnumFilterTakesCommaSeparatedValues(t *testing.T) {
 			if p["field"] != f.name || !containsEvery(fmt.Sprint(p["detail"]), f.values) {
 				t.Errorf("unknown value: field %v, want %s, listing %v: %v", p["field"], f.name, f.values, p)
 			}
-			for _, bad := range []string{f.name + "=", f.name + "=" + f.values[0] + ",",
+			tooMany := strings.Repeat(f.values[0]+",", len(f.values)) + f.values[0]
+			for _, bad := range []string{f.name + "=", f.name + "=" + f.values[0] + ",", f.name + "=" + tooMany,
 				f.name + "=" + f.values[0] + "&" + f.name + "=" + f.values[0]} {
 				if p := assertProblem(t, get(bad), 400, "invalid_parameter"); p["field"] != f.name {
 					t.Errorf("%s: field %v", bad, p["field"])

@@ -9,10 +9,19 @@ import (
 // deriveLimits states the limits a schema already enforces but does not
 // spell out, so that every input is visibly bounded (OWASP API4): a string
 // whose anchored pattern admits at most n characters gets maxLength n; an
-// integer with an enum gets the enum's minimum and maximum. Nothing new is
-// refused. Validation messages are recomputed for the schemas it changes.
+// integer with an enum gets the enum's minimum and maximum. Only one new
+// refusal: a multi-value filter of n enum values takes at most n (any of
+// them, each once is enough). Validation messages are recomputed for the
+// schemas it changes.
 func deriveLimits(s *huma.Schema) {
 	changed := false
+	if s.Type == huma.TypeArray && s.Items != nil {
+		deriveLimits(s.Items)
+		if s.MaxItems == nil && len(s.Items.Enum) > 0 {
+			n := len(s.Items.Enum)
+			s.MaxItems, changed = &n, true
+		}
+	}
 	if s.MaxLength == nil && s.Pattern != "" && isType(s, huma.TypeString) {
 		if n, ok := patternMaxLength(s.Pattern); ok {
 			s.MaxLength, changed = &n, true

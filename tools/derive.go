@@ -199,7 +199,8 @@ func paramSchema(doc *huma.OpenAPI, p *huma.Param) (map[string]any, error) {
 		return nil, err
 	}
 	compact(m)
-	delete(m, "maxLength") // the server names an over-long argument; the limit costs tokens
+	// The server names an over-long argument; the limit only costs tokens.
+	schemawalk.Each(m, func(node map[string]any) { delete(node, "maxLength") })
 	if desc := argDescription(p, m); desc != "" {
 		m["description"] = desc
 	}
