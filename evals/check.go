@@ -6,10 +6,12 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
-// templateRE finds {{var}} templates.
-var templateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+// templateRE finds {{var}} templates, also {{var.member.member}}.
+var templateRE = regexp.MustCompile(
+	`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}`)
 
 // varNameRE is what a capture may be called.
 var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -28,7 +30,9 @@ func (c *checker) fault(loc []string, format string, args ...any) {
 
 // check finds what the schema cannot: one action per step, JSONPaths and
 // regular expressions that compile, templates naming a variable captured
-// before, a check in every path check, trajectories the script fulfils.
+// before, a check in every path check and sound aggregate bounds, for_each
+// over a list captured before under a name of its own, trajectories the
+// script fulfils.
 func (f *SuiteFile) check() error {
 	c := &checker{f: f, vars: map[string]bool{}}
 	for i, st := range f.Suite.Fixture.Setup {
@@ -74,36 +78,106 @@ func (c *checker) turn(at []string, t Turn) {
 		}
 	}
 	if t.Trajectory != nil && len(t.Calls) > 0 {
-		names := make([]string, len(t.Calls))
-		for i, call := range t.Calls {
-			names[i] = call.Tool
-		}
-		if msg := judgeTrajectory(*t.Trajectory, names); msg != "" {
-			c.fault(append(at, "trajectory"), "the scripted calls do not fulfil it: %s", msg)
-		}
+		c.trajectory(append(at, "trajectory"), *t.Trajectory, t.Calls)
+	}
+}
+
+// trajectory checks that the scripted calls fulfil the turn's trajectory;
+// a for_each call counts once, so only the modes that ignore how often a
+// tool is called may go with one.
+func (c *checker) trajectory(at []string, want Trajectory, calls []Call) {
+	names := make([]string, len(calls))
+	repeated := false
+	for i, call := range calls {
+		names[i], repeated = call.Tool, repeated || call.ForEach != nil
+	}
+	if repeated && (want.Mode == ModeStrict || want.Mode == ModeUnordered) {
+		c.fault(append(at, "mode"), "a turn with for_each calls its tool a number of times known only "+
+			"when it runs: use superset or subset")
+		return
+	}
+	if msg := judgeTrajectory(want, names); msg != "" {
+		c.fault(at, "the scripted calls do not fulfil it: %s", msg)
 	}
 }
 
 func (c *checker) call(at []string, call Call) {
+	if as := c.forEach(at, call); as != "" {
+		defer delete(c.vars, as) // the element is known in this call's args only
+	}
 	c.templates(append(at, "args"), call.Args)
-	for i, pc := range call.Expect.JSON {
-		p := append(at, "expect", "json", strconv.Itoa(i))
+	c.pathChecks(append(at, "expect", "json"), call.Expect.JSON)
+	c.pathChecks(append(at, "expect", "meta"), call.Expect.Meta)
+	if call.Expect.IsError != nil && !*call.Expect.IsError && call.Expect.Code != "" {
+		c.fault(append(at, "expect", "code"), "a problem code needs is_error true")
+	}
+	c.captures(append(at, "capture"), call.Capture)
+}
+
+// forEach checks a call's for_each: in names one list captured before, as
+// is a name of its own, and the call captures nothing. It returns the
+// element's name, known while the call's args are checked ("" when none).
+func (c *checker) forEach(at []string, call Call) string {
+	fe := call.ForEach
+	if fe == nil {
+		return ""
+	}
+	at = slices.Clip(at)
+	if _, exact := onlyTemplate(fe.In); !exact {
+		c.fault(append(at, "for_each", "in"),
+			"in is exactly one {{var}} (or {{var.member}}) holding a list captured before")
+	} else {
+		c.templates(append(at, "for_each", "in"), fe.In)
+	}
+	if len(call.Capture) > 0 {
+		c.fault(append(at, "capture"),
+			"a call with for_each captures nothing: which of its calls' results would it be?")
+	}
+	if c.vars[fe.As] {
+		c.fault(append(at, "for_each", "as"),
+			"%s is captured before; the element needs a name of its own", fe.As)
+		return ""
+	}
+	c.vars[fe.As] = true
+	return fe.As
+}
+
+// pathChecks checks the JSONPaths, regular expressions and bounds of a
+// list of path checks, and that each has something to check.
+func (c *checker) pathChecks(at []string, checks []PathCheck) {
+	for i, pc := range checks {
+		p := append(slices.Clip(at), strconv.Itoa(i))
 		if _, err := compilePath(pc.Path); err != nil {
 			c.fault(append(p, "path"), "%v", err)
 		}
-		if pc.Eq == nil && pc.Contains == nil && pc.Len == nil && pc.Exists == nil && pc.Matches == "" {
-			c.fault(p, "give at least one of eq, contains, len, exists, matches")
+		if pc.Eq == nil && pc.Contains == nil && pc.Len == nil && pc.Exists == nil && pc.Matches == "" &&
+			pc.Count == nil && pc.Sum == nil && pc.Min == nil && pc.Max == nil {
+			c.fault(p, "give at least one of eq, contains, len, exists, matches, count, sum, min, max")
 		}
 		if pc.Matches != "" {
 			if _, err := regexp.Compile(pc.Matches); err != nil {
 				c.fault(append(p, "matches"), "%v", err)
 			}
 		}
+		for _, a := range pc.aggregates() {
+			if a.bound != nil {
+				c.bound(append(slices.Clip(p), a.name), *a.bound)
+			}
+		}
 	}
-	if call.Expect.IsError != nil && !*call.Expect.IsError && call.Expect.Code != "" {
-		c.fault(append(at, "expect", "code"), "a problem code needs is_error true")
+}
+
+// bound checks that an aggregate's bound is eq alone, or at_least and/or
+// at_most in order.
+func (c *checker) bound(at []string, b Bound) {
+	switch {
+	case b.Eq == nil && b.AtLeast == nil && b.AtMost == nil:
+		c.fault(at, "give eq, or at_least and/or at_most")
+	case b.Eq != nil && (b.AtLeast != nil || b.AtMost != nil):
+		c.fault(at, "give eq, or at_least and/or at_most, not both")
+	case b.AtLeast != nil && b.AtMost != nil && *b.AtLeast > *b.AtMost:
+		c.fault(at, "at_least %s is more than at_most %s", number(*b.AtLeast), number(*b.AtMost))
 	}
-	c.captures(append(at, "capture"), call.Capture)
 }
 
 // captures checks names and paths, then makes the variables known.
@@ -127,7 +201,7 @@ func (c *checker) templates(at []string, v any) {
 	switch t := v.(type) {
 	case string:
 		for _, m := range templateRE.FindAllStringSubmatch(t, -1) {
-			if !c.vars[m[1]] {
+			if name, _, _ := strings.Cut(m[1], "."); !c.vars[name] {
 				c.fault(at, "{{%s}} is not captured by an earlier step or call", m[1])
 			}
 		}

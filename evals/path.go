@@ -63,6 +63,9 @@ func checkPath(c PathCheck, doc any) []string {
 	if c.Exists != nil && *c.Exists != found {
 		fail("exists is %v, want %v", found, *c.Exists)
 	}
+	for _, f := range checkAggregates(c, v, found) {
+		fail("%s", f)
+	}
 	if !found && singular(x) && (c.Eq != nil || c.Contains != nil || c.Len != nil || c.Matches != "") {
 		fail("matches nothing")
 		return fails

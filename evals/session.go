@@ -59,6 +59,7 @@ type CallResult struct {
 	IsError bool
 	Text    string // the text content, what a model reads
 	Doc     any    // structured content, else the text as JSON, else nil
+	Meta    any    // the result's _meta object as JSON values; nil when it has none
 	Tokens  int    // estimated tokens of Text: bytes / 4, rounded up
 	Latency time.Duration
 }
@@ -137,6 +138,9 @@ func (s *session) call(ctx context.Context, name string, args map[string]any) (C
 	out.IsError, out.Text = res.IsError, text.String()
 	out.Tokens = (len(out.Text) + 3) / 4
 	out.Doc = decodeDoc(res.StructuredContent, out.Text)
+	if res.Meta != nil {
+		_ = json.Unmarshal(mustJSON(res.Meta), &out.Meta)
+	}
 	return out, nil
 }
 

@@ -68,12 +68,27 @@ type Turn struct {
 	Trajectory *Trajectory `json:"trajectory,omitempty" jsonschema_description:"Agent-driven runs: the tools the agent must call. Scripted runs check their own calls against it."`
 }
 
-// Call is one tool call of the scripted agent.
+// Call is one tool call of the scripted agent, or one call per element of
+// a captured list (ForEach).
 type Call struct {
 	Tool    string            `json:"tool" jsonschema:"required,pattern=^[a-z][a-z0-9-]*$" jsonschema_description:"MCP tool name."`
-	Args    map[string]any    `json:"args,omitempty" jsonschema_description:"Tool arguments; a string that is exactly {{var}} becomes the captured value, other strings are interpolated."`
+	ForEach *ForEach          `json:"for_each,omitempty" jsonschema_description:"Make the call once per element of a captured list; expect applies to every call. No capture then."`
+	Args    map[string]any    `json:"args,omitempty" jsonschema_description:"Tool arguments; a string that is exactly {{var}} (or {{var.member}}) becomes the captured value, other strings are interpolated."`
 	Expect  Expect            `json:"expect,omitempty" jsonschema_description:"What the result must be."`
 	Capture map[string]string `json:"capture,omitempty" jsonschema_description:"Variable name to JSONPath into the result's JSON: the single match of a singular path, else the first match."`
+}
+
+// MaxForEach is the most elements a for_each plays; a longer list fails
+// the call without making it.
+const MaxForEach = 100
+
+// ForEach repeats a call once per element of a list captured earlier (a
+// singular path such as $.items captures the whole array). The element is
+// the variable As, in the call's args only; {{as.member}} reaches a member
+// of an element that is an object.
+type ForEach struct {
+	In string `json:"in" jsonschema:"required" jsonschema_description:"The list: exactly one {{var}} (or {{var.member}}) captured earlier; at most 100 elements."`
+	As string `json:"as" jsonschema:"required,pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Name of the element in the call's args; must not be a name captured before."`
 }
 
 // Expect are the checks on one tool result.
@@ -83,11 +98,14 @@ type Expect struct {
 	Valid     bool        `json:"valid,omitempty" jsonschema_description:"The structured content validates against the tool's outputSchema; fails when the tool has none."`
 	MaxTokens int         `json:"max_tokens,omitempty" jsonschema:"minimum=1" jsonschema_description:"At most this many estimated tokens (text bytes / 4, rounded up)."`
 	JSON      []PathCheck `json:"json,omitempty" jsonschema_description:"JSONPath checks on the result's JSON (structured content, else the text as JSON)."`
+	Meta      []PathCheck `json:"meta,omitempty" jsonschema_description:"JSONPath checks on the result's _meta object, e.g. $['platformapi/rate_limit'].remaining."`
 }
 
 // PathCheck is one JSONPath check. The value a path selects is the single
 // match of a singular path (names and indexes only), else the array of
-// every match. At least one check member besides path is required.
+// every match. At least one check member besides path is required. The
+// aggregates (count, sum, min, max) take the selected value's elements (an
+// array's elements, else the value itself; nothing selected: none).
 type PathCheck struct {
 	Path     string          `json:"path" jsonschema:"required,pattern=^\\$" jsonschema_description:"JSONPath (RFC 9535 syntax), e.g. $.items[*].hostname."`
 	Eq       json.RawMessage `json:"eq,omitempty" jsonschema_description:"The value equals this (JSON equality; null allowed)."`
@@ -95,6 +113,19 @@ type PathCheck struct {
 	Len      *int            `json:"len,omitempty" jsonschema:"minimum=0" jsonschema_description:"Length of the array, string or object."`
 	Exists   *bool           `json:"exists,omitempty" jsonschema_description:"Whether the path matches anything."`
 	Matches  string          `json:"matches,omitempty" jsonschema_description:"Go regular expression every selected string (numbers as JSON text) must match."`
+	Count    *Bound          `json:"count,omitempty" jsonschema_description:"How many elements are selected."`
+	Sum      *Bound          `json:"sum,omitempty" jsonschema_description:"Sum of the selected elements, which must all be numbers (none: 0)."`
+	Min      *Bound          `json:"min,omitempty" jsonschema_description:"Least of the selected elements, which must all be numbers (none: a failure)."`
+	Max      *Bound          `json:"max,omitempty" jsonschema_description:"Greatest of the selected elements, which must all be numbers (none: a failure)."`
+}
+
+// Bound is what an aggregate must be: exactly eq, or within at_least and
+// at_most (either may be left out). Numbers are equal within a relative
+// 1e-9, so that sums of decimals compare as written.
+type Bound struct {
+	Eq      *float64 `json:"eq,omitempty" jsonschema_description:"Exactly this number. Not with at_least or at_most."`
+	AtLeast *float64 `json:"at_least,omitempty" jsonschema_description:"At least this number."`
+	AtMost  *float64 `json:"at_most,omitempty" jsonschema_description:"At most this number."`
 }
 
 // Answer is what an agent's final answer must hold.

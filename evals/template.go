@@ -8,15 +8,35 @@ import (
 // vars are the values captured so far in one run of a suite.
 type vars map[string]any
 
+// lookup resolves a template's reference: a variable, or a member of an
+// object variable (node.hostname, page.owner.email).
+func (v vars) lookup(ref string) (any, error) {
+	names := strings.Split(ref, ".")
+	val, ok := v[names[0]]
+	if !ok {
+		return nil, fmt.Errorf("nothing was captured as %s", names[0])
+	}
+	for i, name := range names[1:] {
+		obj, isObj := val.(map[string]any)
+		if !isObj {
+			return nil, fmt.Errorf("{{%s}}: %s is %s, not an object", ref,
+				strings.Join(names[:i+1], "."), brief(val))
+		}
+		if val, ok = obj[name]; !ok {
+			return nil, fmt.Errorf("{{%s}}: %s has no member %s", ref, strings.Join(names[:i+1], "."), name)
+		}
+	}
+	return val, nil
+}
+
 // text renders {{var}} templates in s; strings are inserted as they are,
 // other values as JSON.
 func (v vars) text(s string) (string, error) {
-	var missing []string
+	var errs []string
 	out := templateRE.ReplaceAllStringFunc(s, func(m string) string {
-		name := templateRE.FindStringSubmatch(m)[1]
-		val, ok := v[name]
-		if !ok {
-			missing = append(missing, name)
+		val, err := v.lookup(templateRE.FindStringSubmatch(m)[1])
+		if err != nil {
+			errs = append(errs, err.Error())
 			return m
 		}
 		if str, isStr := val.(string); isStr {
@@ -24,8 +44,8 @@ func (v vars) text(s string) (string, error) {
 		}
 		return strings.TrimSpace(brief(val))
 	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("nothing was captured as %v", missing)
+	if len(errs) > 0 {
+		return "", fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return out, nil
 }
@@ -35,10 +55,8 @@ func (v vars) text(s string) (string, error) {
 func (v vars) value(x any) (any, error) {
 	switch t := x.(type) {
 	case string:
-		if m := templateRE.FindStringSubmatch(t); m != nil && m[0] == strings.TrimSpace(t) {
-			if val, ok := v[m[1]]; ok {
-				return val, nil
-			}
+		if ref, exact := onlyTemplate(t); exact {
+			return v.lookup(ref)
 		}
 		return v.text(t)
 	case map[string]any:
@@ -63,6 +81,16 @@ func (v vars) value(x any) (any, error) {
 		return out, nil
 	}
 	return x, nil
+}
+
+// onlyTemplate reports whether s is exactly one {{ref}} (spaces around
+// allowed), and its reference.
+func onlyTemplate(s string) (string, bool) {
+	m := templateRE.FindStringSubmatch(s)
+	if m == nil || m[0] != strings.TrimSpace(s) {
+		return "", false
+	}
+	return m[1], true
 }
 
 // capture stores the values the JSONPaths select from doc: the single match

@@ -3,6 +3,7 @@ package evals
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -30,19 +31,64 @@ func (r *run) turn(ctx context.Context, i int, t Turn) error {
 func (r *run) scripted(ctx context.Context, i int, s *session, t Turn) error {
 	for j, c := range t.Calls {
 		at := fmt.Sprintf("turns[%d].calls[%d] %s", i, j, c.Tool)
-		args, err := r.vars.value(anyMap(c.Args))
-		if err != nil {
-			return fmt.Errorf("%s: %w", at, err)
+		var err error
+		if c.ForEach != nil {
+			err = r.forEach(ctx, s, at, c)
+		} else {
+			err = r.playCall(ctx, s, at, c, r.vars)
 		}
-		res, err := r.call(ctx, s, c.Tool, args.(map[string]any))
 		if err != nil {
 			return err
 		}
-		for _, f := range r.expect(ctx, s, c, res) {
-			r.fail("%s: %s", at, f)
-		}
-		for _, f := range r.vars.capture(c.Capture, res.Doc) {
-			r.fail("%s: %s", at, f)
+	}
+	return nil
+}
+
+// playCall renders the call's args with vs, makes the call, checks the
+// result and captures from it; failures are reasons labelled at.
+func (r *run) playCall(ctx context.Context, s *session, at string, c Call, vs vars) error {
+	args, err := vs.value(anyMap(c.Args))
+	if err != nil {
+		return fmt.Errorf("%s: %w", at, err)
+	}
+	res, err := r.call(ctx, s, c.Tool, args.(map[string]any))
+	if err != nil {
+		return err
+	}
+	for _, f := range r.expect(ctx, s, c, res) {
+		r.fail("%s: %s", at, f)
+	}
+	for _, f := range r.vars.capture(c.Capture, res.Doc) {
+		r.fail("%s: %s", at, f)
+	}
+	return nil
+}
+
+// forEach plays the call once per element of its list, the element bound
+// to its name; each failure names the element (as[index] = value). A
+// value that is not a list, or one longer than MaxForEach, fails the call
+// without making it; an empty list makes no call.
+func (r *run) forEach(ctx context.Context, s *session, at string, c Call) error {
+	ref, _ := onlyTemplate(c.ForEach.In)
+	val, err := r.vars.lookup(ref)
+	if err != nil {
+		return fmt.Errorf("%s: for_each: %w", at, err)
+	}
+	list, ok := val.([]any)
+	switch {
+	case !ok:
+		r.fail("%s: for_each: {{%s}} is %s, not a list", at, ref, brief(val))
+		return nil
+	case len(list) > MaxForEach:
+		r.fail("%s: for_each: {{%s}} holds %d elements, more than %d", at, ref, len(list), MaxForEach)
+		return nil
+	}
+	for k, e := range list {
+		vs := maps.Clone(r.vars)
+		vs[c.ForEach.As] = e
+		label := fmt.Sprintf("%s, %s[%d] = %s", at, c.ForEach.As, k, cut(brief(e), 80))
+		if err := r.playCall(ctx, s, label, c, vs); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -81,6 +127,11 @@ func (r *run) expect(ctx context.Context, s *session, c Call, res CallResult) []
 	}
 	for _, pc := range e.JSON {
 		fails = append(fails, checkPath(pc, res.Doc)...)
+	}
+	for _, pc := range e.Meta {
+		for _, f := range checkPath(pc, res.Meta) {
+			fails = append(fails, "_meta "+f)
+		}
 	}
 	return fails
 }

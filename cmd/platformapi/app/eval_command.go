@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,7 @@ import (
 
 // evalFlags are the flags of `platformapi eval`.
 type evalFlags struct {
-	target, token           string
+	target, token, addr     string
 	agent, baseURL, model   string
 	apiKey                  string
 	repeat, maxSteps        int
@@ -63,6 +64,8 @@ func evalCommand(opts *Options, out io.Writer) *cobra.Command {
 func (f *evalFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.target, "target", "", "base URL of a running server (MCP at URL/mcp); empty: an embedded server")
+	fl.StringVar(&f.addr, "addr", "",
+		"HOST:PORT the embedded server listens on (empty: a free loopback port); not with --target")
 	fl.StringVar(&f.token, "token", os.Getenv("PLATFORMAPI_EVAL_TOKEN"), "bearer token for --target (env PLATFORMAPI_EVAL_TOKEN)")
 	fl.StringVar(&f.agent, "agent", "scripted", "scripted (play the suites' calls) or openai (a model chooses the calls)")
 	fl.StringVar(&f.baseURL, "base-url", os.Getenv("PLATFORMAPI_EVAL_BASE_URL"), "OpenAI-compatible base URL for --agent openai, e.g. the AI gateway's http://HOST:4000/v1")
@@ -97,6 +100,9 @@ func runEval(ctx context.Context, opts Options, f evalFlags, files []*evals.Suit
 		if f.token == "" {
 			return nil, errors.New("--target needs --token")
 		}
+		if f.addr != "" {
+			return nil, errors.New("--addr pins the embedded server's address; with --target no server is started")
+		}
 		t := evals.Target{URL: f.target, Token: f.token}
 		if opts.DatabaseURL != "" { // portal steps act on the target's database
 			t.Portal = func(ctx context.Context, args []string) ([]byte, error) {
@@ -105,14 +111,20 @@ func runEval(ctx context.Context, opts Options, f evalFlags, files []*evals.Suit
 		}
 		return evals.Run(ctx, t, files, ro), nil
 	}
+	// Listen first: a taken address fails before a database or world is built.
+	ln, err := listenTCP(cmp.Or(f.addr, "127.0.0.1:0"), "--addr")
+	if err != nil {
+		return nil, err
+	}
 	dsn, drop, err := freshDatabase(ctx, opts)
 	if err != nil {
+		_ = ln.Close()
 		return nil, err
 	}
 	if !f.keep {
 		defer drop()
 	}
-	srv, err := StartEvalServer(ctx, opts, dsn)
+	srv, err := StartEvalServerOn(ctx, opts, dsn, ln)
 	if err != nil {
 		return nil, err
 	}

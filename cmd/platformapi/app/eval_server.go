@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"platformapi/resources"
@@ -22,11 +23,11 @@ import (
 var DefaultEvalClock = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 // EvalServer is a platformapi server on a fresh database holding the demo
-// world, serving on a loopback port, with the wiring of `serve`: what
+// world, serving on a loopback port (or eval --addr's), with the wiring of `serve`: what
 // `platformapi eval` plays suites against when no --target is given, and
 // what the suites' tests start in-process.
 type EvalServer struct {
-	URL    string // http://127.0.0.1:PORT
+	URL    string // http://HOST:PORT: a free loopback port unless eval --addr pins it
 	Token  string // the demo administrator's token, every token scope
 	dsn    string
 	dir    string // holds the token pepper file
@@ -36,9 +37,25 @@ type EvalServer struct {
 
 // StartEvalServer migrates the (fresh) database at dsn, freezes its clock at
 // opts.FrozenClock (DefaultEvalClock when zero), builds the demo world and
-// serves it until Close. Simulated outside world; provisioning and the
-// pipeline finish at once.
-func StartEvalServer(ctx context.Context, opts Options, dsn string) (s *EvalServer, err error) {
+// serves it on a free loopback port until Close. Simulated outside world;
+// provisioning and the pipeline finish at once.
+func StartEvalServer(ctx context.Context, opts Options, dsn string) (*EvalServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	return StartEvalServerOn(ctx, opts, dsn, ln)
+}
+
+// StartEvalServerOn is StartEvalServer serving on ln (`eval --addr`); it
+// closes ln when it fails, and Close closes it.
+func StartEvalServerOn(ctx context.Context, opts Options, dsn string,
+	ln net.Listener) (s *EvalServer, err error) {
+	defer func() {
+		if err != nil {
+			_ = ln.Close()
+		}
+	}()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
@@ -61,15 +78,15 @@ func StartEvalServer(ctx context.Context, opts Options, dsn string) (s *EvalServ
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(s.dir))
 	}
-	if err := s.serve(ctx, m); err != nil {
+	if err := s.serve(ctx, m, ln); err != nil {
 		m.Close()
 		return nil, errors.Join(err, os.RemoveAll(s.dir))
 	}
 	return s, nil
 }
 
-// serve builds the world and starts the worker and the listener.
-func (s *EvalServer) serve(ctx context.Context, m *Main) error {
+// serve builds the world, starts the worker and serves on ln.
+func (s *EvalServer) serve(ctx context.Context, m *Main, ln net.Listener) error {
 	o := ServeOptions{Demo: true, PollInterval: 20 * time.Millisecond, GatewayURL: resources.DefaultGatewayBaseURL}
 	reg := m.newRegistry()
 	h, err := m.prepare(ctx, o, reg)
@@ -84,14 +101,9 @@ func (s *EvalServer) serve(ctx context.Context, m *Main) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		stopBackground()
-		return err
-	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
-	s.URL, s.Token = "http://"+ln.Addr().String(), tok.Value
+	s.URL, s.Token = "http://"+dialAddr(ln.Addr()), tok.Value
 	s.stop = func() {
 		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -100,6 +112,17 @@ func (s *EvalServer) serve(ctx context.Context, m *Main) error {
 		m.Close()
 	}
 	return nil
+}
+
+// dialAddr is where a client on this host reaches a listener: its address,
+// with 127.0.0.1 for an unspecified host (eval --addr :8080, 0.0.0.0:8080;
+// Go listens on both IPv4 and IPv6 there).
+func dialAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // Portal runs `platformapi portal ARGS…` on the server's database with its

@@ -7,12 +7,16 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"platformapi/bunstore/pgtest"
+	"platformapi/resources/testkit"
 )
 
 // evalCLI runs `platformapi ARGS…` in-process and returns what it printed.
@@ -90,5 +94,56 @@ func TestEval_OpenAIAgentNeedsBaseURLAndModel(t *testing.T) {
 	_, err := evalCLI("eval", "--target", "http://127.0.0.1:1", "--token", "t", "--agent", "openai", fleetSuite)
 	if err == nil || !strings.Contains(err.Error(), "--base-url and --model") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestEval_Addr_PinsTheEmbeddedServersAddress: with --addr the embedded
+// server answers at that address while the suites run.
+func TestEval_Addr_PinsTheEmbeddedServersAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // free again for the eval
+	type result struct {
+		out string
+		err error
+	}
+	done, admin := make(chan result, 1), pgtest.AdminDSN(t)
+	go func() {
+		out, err := evalCLI("--database-url", admin, "eval", "--addr", addr, "--json", "--no-timing", fleetSuite)
+		done <- result{out, err}
+	}()
+	testkit.Eventually(t, time.Minute, "the embedded server answers /healthz at "+addr, func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	res := <-done
+	if res.err != nil || !strings.Contains(res.out, `"passed": 1`) {
+		t.Fatalf("%v\n%s", res.err, res.out)
+	}
+}
+
+func TestEval_Addr_TakenAddressIsAClearError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	_, err = evalCLI("--database-url", pgtest.AdminDSN(t), "eval", "--addr", addr, fleetSuite)
+	if err == nil || !strings.HasPrefix(err.Error(), "listen on "+addr+": ") ||
+		!strings.Contains(err.Error(), "address already in use") ||
+		!strings.HasSuffix(err.Error(), "choose another with --addr)") {
+		t.Fatalf("error %v", err)
+	}
+	_, err = evalCLI("eval", "--target", "http://127.0.0.1:1", "--token", "t", "--addr", addr, fleetSuite)
+	if err == nil || !strings.Contains(err.Error(), "with --target no server is started") {
+		t.Fatalf("--addr with --target: %v", err)
 	}
 }
