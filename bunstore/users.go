@@ -9,8 +9,10 @@ import (
 	"platformapi/resources"
 )
 
-// opsActor acts for an operator at the server's console, with no person.
-var opsActor = resources.Actor{Label: "ops:portal"}
+// opsActor acts for the host operator running a portal command without
+// --as: no person, recorded explicitly as the command line's (the web
+// portal's actions are always a signed-in person's).
+var opsActor = resources.Actor{Label: "ops:cli"}
 
 // roleRow is the bun model of roles.
 type roleRow struct {

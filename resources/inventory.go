@@ -144,7 +144,7 @@ type KeptNode struct {
 
 // InventoryImporter replaces the AI node roster with an inventory file, in
 // one transaction with one audit event, done as the person as (empty: the
-// operator at the console).
+// host operator: ops:cli).
 type InventoryImporter interface {
 	ImportInventory(ctx context.Context, as string, f InventoryFile) (InventoryImport, error)
 }

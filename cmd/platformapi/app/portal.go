@@ -54,7 +54,7 @@ func portalUser(opts *Options, out io.Writer) *cobra.Command {
 			}
 			return PrintJSON(out, user)
 		})}
-	create.Flags().StringVar(&as, "as", "", "acting person (empty: the operator at this console)")
+	create.Flags().StringVar(&as, "as", "", "acting person (empty: the host operator, audited as ops:cli)")
 	create.Flags().StringVar(&u.Email, "email", "", "e-mail address (required)")
 	create.Flags().StringVar(&u.DisplayName, "name", "", "display name (required)")
 	create.Flags().StringSliceVar(&u.Roles, "role", nil, "role name; repeat or comma-separate")
@@ -77,7 +77,7 @@ func portalRole(opts *Options, out io.Writer) *cobra.Command {
 			}
 			return PrintJSON(out, role)
 		})}
-	create.Flags().StringVar(&as, "as", "", "acting administrator (empty: the operator at this console)")
+	create.Flags().StringVar(&as, "as", "", "acting administrator (empty: the host operator, audited as ops:cli)")
 	create.Flags().StringSliceVar(&r.Permissions, "permissions", nil, "permission keys, comma-separated")
 	create.Flags().StringVar(&r.Description, "description", "", "what the role is for")
 	list := &cobra.Command{Use: "list", Short: "List roles", Args: cobra.NoArgs,
@@ -107,7 +107,7 @@ func roleChange(opts *Options, out io.Writer, grant bool) *cobra.Command {
 			}
 			return PrintJSON(out, u)
 		})}
-	cmd.Flags().StringVar(&as, "as", "", "acting administrator (empty: the operator at this console)")
+	cmd.Flags().StringVar(&as, "as", "", "acting administrator (empty: the host operator, audited as ops:cli)")
 	cmd.Flags().StringVar(&email, "user", "", "e-mail of the person (required)")
 	_ = cmd.MarkFlagRequired("user")
 	return cmd

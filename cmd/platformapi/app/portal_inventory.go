@@ -31,7 +31,7 @@ func portalInventory(opts *Options, out io.Writer) *cobra.Command {
 			}
 			return PrintJSON(out, res)
 		})}
-	imp.Flags().StringVar(&as, "as", "", "acting person holding ai-write-global (empty: the operator at this console)")
+	imp.Flags().StringVar(&as, "as", "", "acting person holding ai-write-global (empty: the host operator, audited as ops:cli)")
 	cmd.AddCommand(imp)
 	return cmd
 }

@@ -38,7 +38,7 @@ func TestPortalInventoryImport_ValidYAMLThenJSON_CreatedUpdatedUnchanged(t *test
 		Actor string `bun:"actor"`
 	}
 	c.query("SELECT actor FROM audit_events WHERE action = 'ai_node.inventory_import' ORDER BY id", &events)
-	if len(events) != 2 || events[0].Actor != "root@example.test" || events[1].Actor != "ops:portal" {
+	if len(events) != 2 || events[0].Actor != "root@example.test" || events[1].Actor != "ops:cli" {
 		t.Fatalf("events: %v", events)
 	}
 	var class string
@@ -153,5 +153,28 @@ func TestPortalNodeKey_UnknownNodeAndPersonWithoutAIWriteRefused(t *testing.T) {
 	c.query("SELECT count(*) FROM ai_node_keys", &n)
 	if n != 0 {
 		t.Fatalf("%d keys after refusals", n)
+	}
+}
+
+// TestPortalRoles_WithoutAsTheHostOperatorIsRecordedAsOpsCLI: role create,
+// grant and revoke name the acting person with --as, and without it record
+// the host operator explicitly as ops:cli (never a person, never "portal").
+func TestPortalRoles_WithoutAsTheHostOperatorIsRecordedAsOpsCLI(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "role", "create", "auditor", "--permissions", "audit-read-global")
+	c.ok("portal", "user", "create", "--email", "ann@example.test", "--name", "Ann")
+	c.ok("portal", "role", "grant", "auditor", "--user", "ann@example.test")
+	c.ok("portal", "role", "revoke", "auditor", "--user", "ann@example.test", "--as", "root@example.test")
+	var events []struct {
+		Action string `bun:"action"`
+		Actor  string `bun:"actor"`
+	}
+	c.query("SELECT action, actor FROM audit_events WHERE action IN ('role.create', 'user.role_grant', "+
+		"'user.role_revoke', 'user.create') ORDER BY id", &events)
+	got := fmt.Sprint(events) // newCLI made root first, as the host operator
+	want := "[{user.create ops:cli} {role.create ops:cli} {user.create ops:cli} {user.role_grant ops:cli} " +
+		"{user.role_revoke root@example.test}]"
+	if got != want {
+		t.Fatalf("events %s, want %s", got, want)
 	}
 }
