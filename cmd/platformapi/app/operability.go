@@ -76,8 +76,21 @@ func versionCommand(out io.Writer) *cobra.Command {
 func (m *Main) newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewBuildInfoCollector(), collectors.NewDBStatsCollector(m.db.DB, "platformapi"))
+		collectors.NewBuildInfoCollector(), collectors.NewDBStatsCollector(m.db.DB, "platformapi"),
+		buildInfoMetric(readBuildInfo()))
 	return reg
+}
+
+// buildInfoMetric is platformapi_build_info: always 1, its labels the
+// build's version, VCS revision and API and platform versions, so a
+// dashboard can join any series with the build that served it.
+func buildInfoMetric(b BuildInfo) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "platformapi_build_info",
+		Help: "Always 1; labels: the binary's version, VCS revision, API and platform versions.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision,
+			"api_version": b.API, "platform_version": b.Platform}})
+	g.Set(1)
+	return g
 }
 
 // logWhereServed says where everything is, and when the API is off, how to

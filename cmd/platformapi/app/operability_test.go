@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"platformapi/bunstore"
 	"platformapi/bunstore/pgtest"
 )
@@ -91,5 +94,28 @@ func TestServeDemo_ExternalDatabaseWithoutPepper_RefusedBeforeAnyChange(t *testi
 	if err := db.NewRaw("SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM audit_events) + "+
 		"(SELECT count(*) FROM ai_nodes)").Scan(context.Background(), &rows); err != nil || rows != 0 {
 		t.Fatalf("the database was changed: %d rows (%v)", rows, err)
+	}
+}
+
+// TestBuildInfoMetric_OneSeriesLabelledWithTheBuild: platformapi_build_info
+// is 1 with the build's version, revision, API and platform versions.
+func TestBuildInfoMetric_OneSeriesLabelledWithTheBuild(t *testing.T) {
+	b := BuildInfo{Version: "v1.2.3", Revision: "abc123", API: "1.0.0", Platform: "2026.11"}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(buildInfoMetric(b))
+	families, err := reg.Gather()
+	if err != nil || len(families) != 1 || len(families[0].GetMetric()) != 1 {
+		t.Fatalf("gathered %v, %v", families, err)
+	}
+	m := families[0].GetMetric()[0]
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	want := map[string]string{"version": "v1.2.3", "revision": "abc123", "api_version": "1.0.0",
+		"platform_version": "2026.11"}
+	if diff := cmp.Diff(want, labels); diff != "" || families[0].GetName() != "platformapi_build_info" ||
+		m.GetGauge().GetValue() != 1 {
+		t.Fatalf("%s = %v (-want +got labels):\n%s", families[0].GetName(), m.GetGauge().GetValue(), diff)
 	}
 }
