@@ -71,6 +71,7 @@ func (s *Server) registerDocs(r chi.Router) {
 		_, _ = w.Write(docsPage)
 	})
 	r.Get("/docs/elements-"+elementsVersion+"/{file}", func(w http.ResponseWriter, r *http.Request) {
+		noteOperation(r.Context(), "docs-asset") // not the pattern: it names the assets' version
 		name := chi.URLParam(r, "file")
 		ct, ok := docsAssets[name]
 		b, err := elementsFiles.ReadFile("docsui/elements/" + name)

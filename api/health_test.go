@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,30 @@ func TestMetrics_BackgroundJobsFinished(t *testing.T) {
 	for _, w := range []string{want, `platformapi_job_run_seconds_count{kind="` + resources.OpKindProjectProvision + `"} 1`} {
 		if !strings.Contains(text, w) {
 			t.Errorf("/metrics lacks %q", w)
+		}
+	}
+}
+
+// TestMetrics_OperationLabelIsAlwaysAName: plain routes (the OpenAPI
+// document, the docs page and its assets) are counted under kebab-case
+// names like operations, never under a path.
+func TestMetrics_OperationLabelIsAlwaysAName(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	for _, path := range []string{"/api/v1/openapi.json", "/api/v1/openapi.yaml", "/api/v1/docs",
+		"/api/v1/whoami", "/nowhere"} {
+		e.Do("GET", path, "", nil)
+	}
+	text := string(e.Do("GET", "/metrics", "", nil).Body)
+	for _, want := range []string{`operation="openapi-json"`, `operation="openapi-yaml"`,
+		`operation="docs"`, `operation="get-whoami"`, `operation="unmatched"`} {
+		if !strings.Contains(text, "platformapi_http_requests_total{"+want) {
+			t.Errorf("/metrics lacks requests with %s", want)
+		}
+	}
+	label := regexp.MustCompile(`platformapi_http_requests_total\{operation="([^"]*)"`)
+	for _, m := range label.FindAllStringSubmatch(text, -1) {
+		if !regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`).MatchString(m[1]) {
+			t.Errorf("operation label %q is not a name", m[1])
 		}
 	}
 }

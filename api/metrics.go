@@ -11,8 +11,9 @@ import (
 )
 
 // apiMetrics are the Prometheus collectors of the HTTP layer. Labels are
-// bounded: operation is an operation id, a route pattern, "mcp",
-// "healthz", "readyz", "metrics" or "unmatched"; status is the HTTP status.
+// bounded: operation is always a kebab-case name — an operation id, a plain
+// route's name (openapi-json, docs, docs-asset), "mcp", "healthz",
+// "readyz", "metrics" or "unmatched"; status is the HTTP status.
 type apiMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec

@@ -119,6 +119,23 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
+// routeName is the operation label of a plain route (one Huma does not
+// declare as an operation): its pattern under the API prefix in kebab case
+// (/api/v1/openapi.json: openapi-json), so every label is a name, never a
+// path.
+func routeName(pattern string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(strings.TrimPrefix(pattern, Prefix)))
+	for strings.Contains(name, "--") {
+		name = strings.ReplaceAll(name, "--", "-")
+	}
+	return strings.Trim(name, "-")
+}
+
 // recordRequest writes the access-log line and updates the metrics.
 func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, bytes int, d time.Duration) {
 	route := ""
@@ -129,7 +146,7 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 	op, token, method, tool := rec.operation, rec.tokenID, rec.mcpMethod, rec.mcpTool
 	rec.mu.Unlock()
 	if op == "" && !strings.HasSuffix(route, "*") {
-		op = route // a plain route: the contract, the docs
+		op = routeName(route) // a plain route: the OpenAPI document, the docs
 	}
 	if op == "" {
 		op = opUnmatched
