@@ -33,7 +33,7 @@ func (m *MCP) hint(spec toolSpec, problem map[string]any) {
 	case resources.CodeResultTooLarge:
 		if spec.list {
 			hints = append(hints, spec.argumentHint("fields"))
-		} else if l := m.listOf(spec); l != "" {
+		} else if l := spec.recordLister(); l != "" {
 			next = l
 			hints = append(hints, "call "+l+" with fields to read the record without its largest members")
 		}
@@ -81,19 +81,16 @@ func (m *MCP) hasTool(name string) bool {
 	return slices.ContainsFunc(m.specs, func(s toolSpec) bool { return s.tool.Name == name })
 }
 
-// listOf finds the list tool over the collection a single-record tool reads
-// (list-audit-events for /audit-events/{event_id}), or "".
-func (m *MCP) listOf(spec toolSpec) string {
-	i := strings.LastIndex(spec.path, "/{")
+// recordLister is the list tool of the record a single-record tool reads:
+// the lister of its last path argument (list-audit-events for
+// /audit-events/{event_id}), or "".
+func (s toolSpec) recordLister() string {
+	i := strings.LastIndex(s.path, "/{")
 	if i < 0 {
 		return ""
 	}
-	for _, s := range m.specs {
-		if s.list && s.path == spec.path[:i] {
-			return s.tool.Name
-		}
-	}
-	return ""
+	name, _, _ := strings.Cut(s.path[i+2:], "}")
+	return s.listers[name]
 }
 
 // tooLarge is the problem of a result that passes its budget.
