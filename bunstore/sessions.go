@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -127,6 +128,20 @@ func (s *Store) EndSession(ctx context.Context, a resources.Actor, id resources.
 		}
 		return writeAudit(ctx, tx, sessionAudit(a, r.UserID, r.Email, "session.sign_out"))
 	})
+}
+
+// DeleteEndedSessions deletes the sessions past a lifetime or whose person
+// is not active (such a session is refused when presented anyway; this
+// removes the ones never presented again) and returns how many.
+func (s *Store) DeleteEndedSessions(ctx context.Context) (int64, error) {
+	now := s.now()
+	res, err := s.db.NewRaw(`DELETE FROM portal_sessions s USING users u WHERE u.id = s.user_id
+		AND (u.status <> 'active' OR s.last_seen_at <= ? OR s.created_at <= ?)`,
+		now.Add(-resources.SessionIdleLifetime), now.Add(-resources.SessionAbsoluteLifetime)).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("delete ended portal sessions: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // endSessionsOf deletes every portal session of person id (deactivation).

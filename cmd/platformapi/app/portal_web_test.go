@@ -2,6 +2,7 @@ package app
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -274,6 +275,27 @@ func TestPortalSession_Lifetimes(t *testing.T) {
 	})
 }
 
+// TestPortalSession_SweepDeletesOnlyEndedSessions: the background sweep
+// removes sessions past the idle lifetime that are never presented again,
+// and leaves live ones.
+func TestPortalSession_SweepDeletesOnlyEndedSessions(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.person("ada@example.test", "Ada Lovelace")
+	w.signIn(verifiedUser("ada@example.test"), "r")
+	var got []int64
+	for _, at := range []time.Duration{time.Hour, resources.SessionIdleLifetime + time.Second} {
+		w.setClock(at)
+		n, err := w.m.store.DeleteEndedSessions(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	if diff := cmp.Diff([]int64{0, 1}, got); diff != "" {
+		t.Fatalf("deleted at 1 h, past the idle lifetime (-want +got)\n%s", diff)
+	}
+}
+
 // TestPortalSignIn_NotConfigured_SaysSo: without an issuer the sign-in page
 // says sign-in is not configured.
 func TestPortalSignIn_NotConfigured_SaysSo(t *testing.T) {
@@ -284,5 +306,29 @@ func TestPortalSignIn_NotConfigured_SaysSo(t *testing.T) {
 	}
 	if !strings.Contains(w.page(), "Sign-in is not configured") {
 		t.Fatal("front page does not say sign-in is not configured")
+	}
+}
+
+// TestPortalSignIn_NewSessionIDEveryTime: an id the browser held before
+// (one an attacker planted, or the person's previous session) is never
+// taken over: a sign-in sets a new id and ends the previous session.
+func TestPortalSignIn_NewSessionIDEveryTime(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.person("ada@example.test", "Ada Lovelace")
+	base, _ := url.Parse(w.url + "/portal/")
+	planted := string(resources.NewSessionID())
+	w.client.Jar.SetCookies(base, []*http.Cookie{{Name: "platformapi_session", Value: planted, Path: "/portal/"}})
+	if w.signedIn() {
+		t.Fatal("a planted id signs in")
+	}
+	w.client.Jar.SetCookies(base, []*http.Cookie{{Name: "platformapi_session", Value: planted, Path: "/portal/"}})
+	res, _ := w.signIn(verifiedUser("ada@example.test"), "r")
+	first := sessionCookieOf(t, res).Value
+	res, _ = w.signIn(verifiedUser("ada@example.test"), "r")
+	second := sessionCookieOf(t, res).Value
+	got := []any{first == planted, second == first, w.count("SELECT count(*) FROM portal_sessions"),
+		w.count("SELECT count(*) FROM portal_sessions WHERE id_hash = ?", resources.SessionID(second).Hash())}
+	if diff := cmp.Diff([]any{false, false, 1, 1}, got); diff != "" {
+		t.Fatalf("planted kept, id kept, sessions, sessions of the new id (-want +got)\n%s", diff)
 	}
 }

@@ -92,9 +92,9 @@ func (m *Main) codeHost(o ServeOptions) resources.CodeHost {
 	return codehostsim.New()
 }
 
-// sweepIdempotencyKeys deletes expired idempotency keys now and every
-// interval until ctx ends.
-func (m *Main) sweepIdempotencyKeys(ctx context.Context, interval time.Duration) {
+// sweepExpired deletes expired idempotency keys and ended portal
+// sessions now and every interval until ctx ends.
+func (m *Main) sweepExpired(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -102,6 +102,11 @@ func (m *Main) sweepIdempotencyKeys(ctx context.Context, interval time.Duration)
 			m.opts.Logger.Error("deleting expired idempotency keys", "error", err)
 		} else if n > 0 {
 			m.opts.Logger.Info("deleted expired idempotency keys", "count", n)
+		}
+		if n, err := m.store.DeleteEndedSessions(ctx); err != nil && ctx.Err() == nil {
+			m.opts.Logger.Error("deleting ended portal sessions", "error", err)
+		} else if n > 0 {
+			m.opts.Logger.Info("deleted ended portal sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():
@@ -246,7 +251,7 @@ func (m *Main) prepare(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 // returned function stops both.
 func (m *Main) background(ctx context.Context, o ServeOptions, reg prometheus.Registerer) (func(), error) {
 	sweep, cancel := context.WithCancel(ctx)
-	go m.sweepIdempotencyKeys(sweep, 10*time.Minute)
+	go m.sweepExpired(sweep, 10*time.Minute)
 	worker, err := m.startWorker(ctx, o, reg)
 	if err != nil {
 		cancel()
