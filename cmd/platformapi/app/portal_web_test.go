@@ -3,6 +3,8 @@ package app
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,10 +32,14 @@ func sessionCookieOf(t *testing.T, res *http.Response) *http.Cookie {
 // in with the provider: a Secure, HttpOnly, SameSite=Lax cookie on
 // /portal/, one session row holding only the id's hash, an audit row with
 // the person, auth kind session, request id and address, and the page
-// showing the person behind a strict Content-Security-Policy.
+// showing the person behind a strict Content-Security-Policy — all while
+// the API switch is off (the portal lies outside it).
 func TestPortalSignIn_VerifiedEmailOfActivePerson_SessionCookieAndAudit(t *testing.T) {
 	w := startPortal(t, false, false)
 	u := w.person("ada@example.test", "Ada Lovelace")
+	if res, _ := w.do(http.MethodGet, w.url+"/api/v1/whoami", nil); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("the API switch is not off: GET /api/v1/whoami %d", res.StatusCode)
+	}
 	res, body := w.signIn(verifiedUser("ada@example.test"), "req-sign-in-1")
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/" {
 		t.Fatalf("callback: %d %s", res.StatusCode, body)
@@ -293,6 +299,31 @@ func TestPortalSession_SweepDeletesOnlyEndedSessions(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int64{0, 1}, got); diff != "" {
 		t.Fatalf("deleted at 1 h, past the idle lifetime (-want +got)\n%s", diff)
+	}
+}
+
+// TestOIDCClientSecret_EnvWinsOverFile: the client secret comes from
+// PLATFORMAPI_OIDC_CLIENT_SECRET, else from --oidc-client-secret-file
+// (trimmed), else there is none; an unreadable file is an error naming the
+// flag.
+func TestOIDCClientSecret_EnvWinsOverFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, env, file, want, err string }{
+		{"env wins", "from-env", file, "from-env", ""},
+		{"file", "", file, "from-file", ""},
+		{"none", "", "", "", ""},
+		{"unreadable file", "", file + ".missing", "", "--oidc-client-secret-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PLATFORMAPI_OIDC_CLIENT_SECRET", tc.env)
+			got, err := oidcClientSecret(tc.file)
+			if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("got %q, %v; want %q, %q", got, err, tc.want, tc.err)
+			}
+		})
 	}
 }
 
