@@ -69,10 +69,10 @@ func New(cfg Config) *Handler {
 		h.oidc = &oidcClient{cfg: &h.cfg}
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /portal/{$}", h.index)
-	mux.HandleFunc("GET /portal/login", h.login)
-	mux.HandleFunc("GET /portal/callback", h.callback)
-	mux.HandleFunc("POST /portal/logout", h.logout)
+	mux.HandleFunc("GET /portal/{$}", labelled("portal-index", h.index))
+	mux.HandleFunc("GET /portal/login", labelled("portal-login", h.login))
+	mux.HandleFunc("GET /portal/callback", labelled("portal-callback", h.callback))
+	mux.HandleFunc("POST /portal/logout", labelled("portal-logout", h.logout))
 	mux.HandleFunc("/portal", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Path, http.StatusMovedPermanently)
 	})
@@ -88,12 +88,21 @@ func New(cfg Config) *Handler {
 // (the portal lies outside the API's request deadline).
 const requestTimeout = 30 * time.Second
 
+// labelled is next labelled id in the access log and the metrics.
+func labelled(id string, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		api.NoteOperation(r.Context(), id)
+		next(w, r)
+	}
+}
+
 // ServeHTTP serves a portal page with the security headers every page
 // carries, within requestTimeout.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
+	api.NoteOperation(ctx, "portal") // until a route names itself
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", contentSecurityPolicy)
 	hd.Set("X-Frame-Options", "DENY")

@@ -220,7 +220,8 @@ func TestPortalSession_PersonDeactivated_EndsAtOnce(t *testing.T) {
 
 // TestPortalSignOut_EndsSessionOnlyFromTheSameSite: a cross-site POST to
 // /portal/logout is refused and changes nothing; the portal's own sign-out
-// deletes the session and writes the sign-out audit row.
+// deletes the session and writes the sign-out audit row; the metrics count
+// each portal route under its own name.
 func TestPortalSignOut_EndsSessionOnlyFromTheSameSite(t *testing.T) {
 	w := startPortal(t, false, false)
 	w.person("ada@example.test", "Ada Lovelace")
@@ -239,6 +240,13 @@ func TestPortalSignOut_EndsSessionOnlyFromTheSameSite(t *testing.T) {
 		AND request_id = 'req-out' AND source_ip = '127.0.0.1'`)}
 	if diff := cmp.Diff([]int{0, 1}, got); diff != "" || w.signedIn() {
 		t.Fatalf("sessions, sign-out rows (-want +got)\n%s", diff)
+	}
+	_, metrics := w.do(http.MethodGet, w.url+"/metrics", nil)
+	for _, op := range []string{`"portal-login",status="302"`, `"portal-callback",status="303"`,
+		`"portal-index",status="200"`, `"portal",status="403"`, `"portal-logout",status="303"`} {
+		if !strings.Contains(metrics, `platformapi_http_requests_total{operation=`+op+`}`) {
+			t.Errorf("no portal request counted as %s", op)
+		}
 	}
 }
 
