@@ -23,10 +23,14 @@ const (
 )
 
 // outsideSwitch reports whether path is served whether or not the API is
-// on: the operability paths and the AI gateway's verify (and paths below it).
+// on: the operability paths, the AI gateway's verify (and paths below it)
+// and the people's portal.
 func outsideSwitch(path string) bool {
 	switch path {
 	case HealthzPath, ReadyzPath, MetricsPath, resources.GatewayVerifyPath:
+		return true
+	}
+	if path == "/portal" || strings.HasPrefix(path, "/portal/") { // the people's portal
 		return true
 	}
 	rest, ok := strings.CutPrefix(path, resources.GatewayVerifyPath)

@@ -48,6 +48,10 @@ func recordFrom(ctx context.Context) *requestRecord {
 }
 
 // noteOperation names the operation serving the request.
+// NoteOperation labels the request of ctx with id in the access log and the
+// metrics, for handlers mounted beside the API (the portal's pages).
+func NoteOperation(ctx context.Context, id string) { noteOperation(ctx, id) }
+
 func noteOperation(ctx context.Context, id string) {
 	if r := recordFrom(ctx); r != nil {
 		r.mu.Lock()

@@ -165,7 +165,8 @@ func updateUser(ctx context.Context, tx bun.Tx, before *userRow, next resources.
 }
 
 // DeactivateUser deactivates a person (never deletes): status deactivated
-// and deactivated_at set; the person's tokens stop at their next request.
+// and deactivated_at set; the person's tokens stop at their next request and
+// their portal sessions end in the same transaction.
 // Deactivating a deactivated person changes nothing; nobody can deactivate
 // themself.
 func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64) error {
@@ -182,7 +183,10 @@ func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64)
 		err = guardAdministrators(ctx, tx, id, func() error {
 			_, err := tx.NewUpdate().Model(&after).Set("status = ?", resources.UserDeactivated).
 				Set("deactivated_at = now(), updated_at = now()").WherePK().Returning("status, deactivated_at, updated_at").Exec(ctx)
-			return err
+			if err != nil {
+				return err
+			}
+			return endSessionsOf(ctx, tx, id) // the portal signs the person out at once
 		})
 		if err != nil {
 			return err

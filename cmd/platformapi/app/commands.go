@@ -66,7 +66,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 
 func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	var so ServeOptions
-	var networks, origins string
+	var networks, origins, secretFile string
 	cmd := &cobra.Command{
 		Use: "serve", Short: "Serve the API at /api/v1 and MCP at /mcp (migrates first)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -84,6 +84,9 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 			so.AllowedOrigins = splitList(origins)
 			if !strings.HasSuffix(so.GatewayURL, "/v1") {
 				return fmt.Errorf("--ai-gateway-url %q must end in /v1", so.GatewayURL)
+			}
+			if so.Portal.OIDCClientSecret, err = oidcClientSecret(secretFile); err != nil {
+				return err
 			}
 			m, err := Open(cmd.Context(), *opts)
 			if err != nil {
@@ -120,7 +123,39 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	f.DurationVar(&so.ReconcileInterval, "reconcile-interval", envDuration("PLATFORMAPI_RECONCILE_INTERVAL",
 		bunstore.DefaultReconcileInterval), "how often node caches are compared with what the node agents report "+
 		"(env PLATFORMAPI_RECONCILE_INTERVAL)")
+	portalFlags(cmd, &so.Portal, &secretFile)
 	return cmd
+}
+
+// portalFlags declares the people's portal's flags of serve.
+func portalFlags(cmd *cobra.Command, o *PortalOptions, secretFile *string) {
+	f := cmd.Flags()
+	f.StringVar(&o.OIDCIssuer, "oidc-issuer", os.Getenv("PLATFORMAPI_OIDC_ISSUER"),
+		"OpenID provider's issuer URL the portal signs people in with (env PLATFORMAPI_OIDC_ISSUER); empty: no sign-in")
+	f.StringVar(&o.OIDCClientID, "oidc-client-id", os.Getenv("PLATFORMAPI_OIDC_CLIENT_ID"),
+		"the portal's client id at the OpenID provider (env PLATFORMAPI_OIDC_CLIENT_ID)")
+	f.StringVar(secretFile, "oidc-client-secret-file", os.Getenv("PLATFORMAPI_OIDC_CLIENT_SECRET_FILE"),
+		"file holding the portal's client secret (env PLATFORMAPI_OIDC_CLIENT_SECRET_FILE; env "+
+			"PLATFORMAPI_OIDC_CLIENT_SECRET wins)")
+	f.StringVar(&o.URL, "portal-url", os.Getenv("PLATFORMAPI_PORTAL_URL"),
+		"external base URL of the portal, e.g. https://platform.example.com (env PLATFORMAPI_PORTAL_URL); "+
+			"empty: each request's scheme and host")
+}
+
+// oidcClientSecret reads the portal's client secret: env
+// PLATFORMAPI_OIDC_CLIENT_SECRET, else the file (empty: none).
+func oidcClientSecret(file string) (string, error) {
+	if v := os.Getenv("PLATFORMAPI_OIDC_CLIENT_SECRET"); v != "" {
+		return v, nil
+	}
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--oidc-client-secret-file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 func migrateCommand(opts *Options, out io.Writer) *cobra.Command {

@@ -11,9 +11,11 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/api"
+	"platformapi/api/portal"
 	"platformapi/bunstore"
 	"platformapi/resources"
 	"platformapi/resources/codehostsim"
@@ -47,6 +49,16 @@ type ServeOptions struct {
 	MetricsAddr       string               // separate listener for /metrics; empty: on Addr
 	RequestTimeout    time.Duration        // bounds each request
 	AuthRecheck       time.Duration        // longest a cached credential is trusted (0: 30 s)
+	Portal            PortalOptions        // the people's portal at /portal/
+}
+
+// PortalOptions configure the people's portal's sign-in with OpenID
+// Connect; no issuer: the portal says sign-in is not configured.
+type PortalOptions struct {
+	OIDCIssuer       string
+	OIDCClientID     string
+	OIDCClientSecret string
+	URL              string // external base URL; empty: each request's scheme and host
 }
 
 // pipeline picks the release pipeline: the webhook when configured, else
@@ -80,9 +92,9 @@ func (m *Main) codeHost(o ServeOptions) resources.CodeHost {
 	return codehostsim.New()
 }
 
-// sweepIdempotencyKeys deletes expired idempotency keys now and every
-// interval until ctx ends.
-func (m *Main) sweepIdempotencyKeys(ctx context.Context, interval time.Duration) {
+// sweepExpired deletes expired idempotency keys and ended portal
+// sessions now and every interval until ctx ends.
+func (m *Main) sweepExpired(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -90,6 +102,11 @@ func (m *Main) sweepIdempotencyKeys(ctx context.Context, interval time.Duration)
 			m.opts.Logger.Error("deleting expired idempotency keys", "error", err)
 		} else if n > 0 {
 			m.opts.Logger.Info("deleted expired idempotency keys", "count", n)
+		}
+		if n, err := m.store.DeleteEndedSessions(ctx); err != nil && ctx.Err() == nil {
+			m.opts.Logger.Error("deleting ended portal sessions", "error", err)
+		} else if n > 0 {
+			m.opts.Logger.Info("deleted ended portal sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():
@@ -148,7 +165,26 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	} else {
 		m.runFeed(ctx, func(ctx context.Context) { m.feed.Run(ctx, srv) })
 	}
+	if err := m.mountPortal(ctx, srv.Router(), o.Portal); err != nil {
+		return nil, err
+	}
 	return srv.Router(), nil
+}
+
+// mountPortal mounts the people's portal at /portal/ on the root router.
+func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions) error {
+	key, err := m.store.ServerKey(ctx, "portal-login")
+	if err != nil {
+		return err
+	}
+	if o.OIDCIssuer == "" {
+		m.opts.Logger.Warn("no OpenID provider configured (--oidc-issuer): the portal cannot sign anyone in")
+	}
+	h := portal.New(portal.Config{Issuer: o.OIDCIssuer, ClientID: o.OIDCClientID, ClientSecret: o.OIDCClientSecret,
+		BaseURL: o.URL, Sessions: m.store, LoginKey: key, Now: m.now, Logger: m.opts.Logger})
+	r.Handle("/portal", h)
+	r.Handle("/portal/*", h)
+	return nil
 }
 
 // runUntilStopped runs run in a goroutine until the returned function is
@@ -215,7 +251,7 @@ func (m *Main) prepare(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 // returned function stops both.
 func (m *Main) background(ctx context.Context, o ServeOptions, reg prometheus.Registerer) (func(), error) {
 	sweep, cancel := context.WithCancel(ctx)
-	go m.sweepIdempotencyKeys(sweep, 10*time.Minute)
+	go m.sweepExpired(sweep, 10*time.Minute)
 	worker, err := m.startWorker(ctx, o, reg)
 	if err != nil {
 		cancel()

@@ -1,0 +1,205 @@
+// Package portal serves the people's portal at /portal/: server-rendered
+// pages for people signed in with OpenID Connect, their sessions kept in
+// PostgreSQL (resources.Sessions). It mounts on the API's root router,
+// outside /api/v1 and its switch.
+package portal
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+// Path is where the portal is served; every route and cookie lies under it.
+const Path = "/portal/"
+
+// Cookie names: the session and the sign-in under way (state, nonce and
+// PKCE verifier, signed).
+const (
+	sessionCookie = "platformapi_session"
+	loginCookie   = "platformapi_login"
+)
+
+// contentSecurityPolicy allows the pages nothing but their own forms: no
+// script, no style, no frame (frame-ancestors 'none').
+const contentSecurityPolicy = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; " +
+	"base-uri 'none'"
+
+// Config configures the portal.
+type Config struct {
+	// Issuer is the OpenID provider's issuer URL; empty: sign-in is not
+	// configured and the sign-in page says so.
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	// BaseURL is the portal's external base URL (scheme and host, e.g.
+	// https://platform.example.com); empty: taken from each request.
+	BaseURL  string
+	Sessions resources.Sessions
+	// LoginKey signs the sign-in cookie (at least 32 bytes).
+	LoginKey []byte
+	Now      func() time.Time // nil: time.Now
+	Logger   *slog.Logger     // nil: slog.Default()
+}
+
+// Handler serves the portal's routes.
+type Handler struct {
+	cfg  Config
+	oidc *oidcClient // nil without an issuer
+	mux  http.Handler
+}
+
+// New builds the portal handler.
+func New(cfg Config) *Handler {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	h := &Handler{cfg: cfg}
+	if cfg.Issuer != "" {
+		h.oidc = &oidcClient{cfg: &h.cfg}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /portal/{$}", labelled("portal-index", h.index))
+	mux.HandleFunc("GET /portal/login", labelled("portal-login", h.login))
+	mux.HandleFunc("GET /portal/callback", labelled("portal-callback", h.callback))
+	mux.HandleFunc("POST /portal/logout", labelled("portal-logout", h.logout))
+	mux.HandleFunc("/portal", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, Path, http.StatusMovedPermanently)
+	})
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.refuse(w, http.StatusForbidden, "This request came from another site and was refused.")
+	}))
+	h.mux = cop.Handler(mux)
+	return h
+}
+
+// requestTimeout bounds a portal request, the provider's answers included
+// (the portal lies outside the API's request deadline).
+const requestTimeout = 30 * time.Second
+
+// labelled is next labelled id in the access log and the metrics.
+func labelled(id string, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		api.NoteOperation(r.Context(), id)
+		next(w, r)
+	}
+}
+
+// ServeHTTP serves a portal page with the security headers every page
+// carries, within requestTimeout.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	api.NoteOperation(ctx, "portal") // until a route names itself
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "no-store")
+	h.mux.ServeHTTP(w, r)
+}
+
+// index shows who is signed in with a sign-out button, or a sign-in link.
+func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
+	s, ok := h.session(w, r)
+	data := indexPage{Configured: h.oidc != nil}
+	if ok {
+		data.Person = &s
+	}
+	h.render(w, http.StatusOK, indexTemplate, data)
+}
+
+// session returns the request's live session; a cookie of an ended session
+// is cleared.
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) (resources.Session, bool) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return resources.Session{}, false
+	}
+	s, err := h.cfg.Sessions.Session(r.Context(), resources.SessionID(c.Value))
+	if err != nil {
+		if !errors.Is(err, resources.ErrSessionEnded) {
+			h.cfg.Logger.Error("portal: reading a session", "error", err, "request_id", api.RequestID(r.Context()))
+		}
+		h.setCookie(w, r, sessionCookie, "", -1)
+		return resources.Session{}, false
+	}
+	return s, true
+}
+
+// logout ends the request's session and goes back to the portal's page.
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		err := h.cfg.Sessions.EndSession(r.Context(), actorOf(r), resources.SessionID(c.Value))
+		if err != nil {
+			h.fault(w, r, "ending a session", err)
+			return
+		}
+	}
+	h.setCookie(w, r, sessionCookie, "", -1)
+	http.Redirect(w, r, Path, http.StatusSeeOther)
+}
+
+// actorOf is the request's id and client address, for the audit row.
+func actorOf(r *http.Request) resources.Actor {
+	return resources.Actor{RequestID: api.RequestID(r.Context()),
+		SourceIP: api.ClientAddr(r.RemoteAddr).String()}
+}
+
+// setCookie sets (maxAge > 0), or clears (maxAge < 0), a portal cookie:
+// HttpOnly, SameSite=Lax, Path /portal/, Secure unless the request is plain
+// HTTP on loopback.
+func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: Path, MaxAge: maxAge, HttpOnly: true,
+		Secure: !plainLoopback(r), SameSite: http.SameSiteLaxMode})
+}
+
+// plainLoopback reports whether r came over plain HTTP from a loopback peer
+// for a loopback host (a proxy in front forwards another host).
+func plainLoopback(r *http.Request) bool {
+	if r.TLS != nil || !api.ClientAddr(r.RemoteAddr).IsLoopback() {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// fault answers a failure of ours with a plain page, logging the cause.
+func (h *Handler) fault(w http.ResponseWriter, r *http.Request, doing string, err error) {
+	h.cfg.Logger.Error("portal: "+doing, "error", err, "request_id", api.RequestID(r.Context()))
+	h.refuse(w, http.StatusServiceUnavailable, "The portal could not do this just now; try again shortly.")
+}
+
+// refuse answers a plain page saying why.
+func (h *Handler) refuse(w http.ResponseWriter, status int, message string) {
+	h.render(w, status, refusalTemplate, refusalPage{Message: message})
+}
+
+// render writes the page t with data.
+func (h *Handler) render(w http.ResponseWriter, status int, t templateName, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := pages.ExecuteTemplate(w, string(t), data); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
+		h.cfg.Logger.Error("portal: rendering a page", "page", t, "error", err)
+	}
+}
