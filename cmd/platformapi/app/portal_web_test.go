@@ -117,6 +117,16 @@ func TestPortalSignIn_Refused_NothingCreated(t *testing.T) {
 		{"ID token for another client", http.StatusForbidden, func(w *portalWorld) (*http.Response, string) {
 			return w.signIn(otherAudienceUser{verifiedUser("ada@example.test")}, "r")
 		}},
+		{"sign-in cookie tampered with", http.StatusBadRequest, func(w *portalWorld) (*http.Response, string) {
+			cb := w.authorize(verifiedUser("ada@example.test"))
+			w.tamperLoginCookie(cb)
+			return w.do(http.MethodGet, cb.String(), nil)
+		}},
+		{"sign-in took over 10 minutes", http.StatusBadRequest, func(w *portalWorld) (*http.Response, string) {
+			cb := w.authorize(verifiedUser("ada@example.test"))
+			w.setClock(10*time.Minute + time.Second)
+			return w.do(http.MethodGet, cb.String(), nil)
+		}},
 		{"wrong state", http.StatusBadRequest, func(w *portalWorld) (*http.Response, string) {
 			cb := w.authorize(verifiedUser("ada@example.test"))
 			q := cb.Query()
@@ -370,4 +380,20 @@ func TestPortalSignIn_NewSessionIDEveryTime(t *testing.T) {
 	if diff := cmp.Diff([]any{false, false, 1, 1}, got); diff != "" {
 		t.Fatalf("planted kept, id kept, sessions, sessions of the new id (-want +got)\n%s", diff)
 	}
+}
+
+// tamperLoginCookie changes one character of the sign-in cookie the browser
+// sends to the callback cb (its signature no longer matches).
+func (w *portalWorld) tamperLoginCookie(cb *url.URL) {
+	w.t.Helper()
+	for _, c := range w.client.Jar.Cookies(cb) {
+		if c.Name != "platformapi_login" {
+			continue
+		}
+		v := []byte(c.Value)
+		v[len(v)/2] ^= 1
+		w.client.Jar.SetCookies(cb, []*http.Cookie{{Name: c.Name, Value: string(v), Path: "/portal/"}})
+		return
+	}
+	w.t.Fatal("no sign-in cookie to tamper with")
 }
