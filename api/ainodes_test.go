@@ -38,7 +38,7 @@ func importNodes(t *testing.T, e *apitest.Env, yaml string) resources.InventoryI
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := e.Store.ImportInventory(context.Background(), apitest.AdminEmail, f)
+	out, err := e.Store.ImportInventory(context.Background(), resources.Actor{Label: apitest.AdminEmail}, f)
 	if err != nil {
 		t.Fatal(err)
 	}

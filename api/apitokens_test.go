@@ -54,7 +54,7 @@ func TestAPITokens_StatusFilterSeesRevoked(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	tok := e.Token(resources.PermAPITokensRead)
 	e.Token(resources.PermAIRead) // id 2
-	if _, err := e.Portal.RevokeToken(context.Background(), apitest.AdminEmail, 2); err != nil {
+	if _, err := e.Portal.RevokeToken(context.Background(), resources.Actor{Label: apitest.AdminEmail}, 2); err != nil {
 		t.Fatal(err)
 	}
 	m := e.Do("GET", "/api/v1/api-tokens?status=revoked", tok, nil).JSON(t)
@@ -66,7 +66,7 @@ func TestAPITokens_StatusFilterSeesRevoked(t *testing.T) {
 
 func TestServiceAccounts_ListedWithPermissions(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
-	if _, err := e.Portal.CreateServiceAccount(context.Background(), apitest.AdminEmail,
+	if _, err := e.Portal.CreateServiceAccount(context.Background(), resources.Actor{Label: apitest.AdminEmail},
 		resources.NewServiceAccount{Name: "deployer", Permissions: []string{resources.PermProjectsRead}}); err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +80,13 @@ func TestServiceAccounts_ListedWithPermissions(t *testing.T) {
 func TestAPITokens_ServiceAccountTokenListedWithItsOwner(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	ctx := context.Background()
-	if _, err := e.Portal.CreateServiceAccount(ctx, apitest.AdminEmail,
+	if _, err := e.Portal.CreateServiceAccount(ctx, resources.Actor{Label: apitest.AdminEmail},
 		resources.NewServiceAccount{Name: "exporter", Permissions: []string{resources.PermAuditRead}}); err != nil {
 		t.Fatal(err)
 	}
-	sa, err := e.Portal.CreateToken(ctx, apitest.AdminEmail, resources.NewToken{Name: "siem", Days: 30,
+	sa, err := e.Portal.CreateToken(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewToken{Name: "siem", Days: 30,
 		Scopes: []string{resources.PermAuditRead}, ServiceAccount: "exporter"})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestAPITokens_ExpiresBeforeAndOwnerInline(t *testing.T) {
 	ctx := context.Background()
 	tok := e.Token(resources.PermAPITokensRead) // 365 days
 	for _, days := range []int{3, 30} {
-		if _, err := e.Portal.CreateToken(ctx, apitest.AdminEmail, resources.NewToken{Name: fmt.Sprint("d", days),
+		if _, err := e.Portal.CreateToken(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewToken{Name: fmt.Sprint("d", days),
 			Days: days, Scopes: []string{resources.PermAuditRead}}); err != nil {
 			t.Fatal(err)
 		}

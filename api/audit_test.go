@@ -64,7 +64,7 @@ func TestAudit_PagesNewestFirstWhileRowsAreInserted(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	ctx := context.Background()
 	for i := range 7 {
-		if _, err := e.Portal.CreateRole(ctx, apitest.AdminEmail, resources.Role{Name: fmt.Sprintf("role-%d", i)}); err != nil {
+		if _, err := e.Portal.CreateRole(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: fmt.Sprintf("role-%d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestAudit_PagesNewestFirstWhileRowsAreInserted(t *testing.T) {
 			seen = append(seen, it["entity_id"].(string))
 		}
 		if page == 0 { // a newer row must not shift later pages
-			if _, err := e.Portal.CreateRole(ctx, apitest.AdminEmail, resources.Role{Name: "late-role"}); err != nil {
+			if _, err := e.Portal.CreateRole(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: "late-role"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -100,7 +100,7 @@ func TestAudit_CursorBoundToListAndFilters_400InvalidCursor(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	ctx := context.Background()
 	for i := range 3 {
-		if _, err := e.Portal.CreateRole(ctx, apitest.AdminEmail, resources.Role{Name: fmt.Sprintf("r-%d", i)}); err != nil {
+		if _, err := e.Portal.CreateRole(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: fmt.Sprintf("r-%d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -77,7 +77,7 @@ func TestAuth_RevokedOnTheNextRequest_401TokenRevoked(t *testing.T) {
 	tok := e.Token(resources.PermAIRead)
 	who := e.Do("GET", "/api/v1/whoami", tok, nil).JSON(t)
 	id := who["token"].(map[string]any)["id"].(string)
-	if _, err := e.Portal.RevokeToken(context.Background(), apitest.AdminEmail, parseInt(t, id)); err != nil {
+	if _, err := e.Portal.RevokeToken(context.Background(), resources.Actor{Label: apitest.AdminEmail}, parseInt(t, id)); err != nil {
 		t.Fatal(err)
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/whoami", tok, nil), 401, "token_revoked")
@@ -86,7 +86,7 @@ func TestAuth_RevokedOnTheNextRequest_401TokenRevoked(t *testing.T) {
 func TestAuth_ServiceAccountDisabled_401PrincipalDisabled(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	ctx := context.Background()
-	if _, err := e.Portal.CreateServiceAccount(ctx, apitest.AdminEmail, resources.NewServiceAccount{Name: "ci-bot",
+	if _, err := e.Portal.CreateServiceAccount(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewServiceAccount{Name: "ci-bot",
 		Permissions: []string{resources.PermAIRead}}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,25 +166,25 @@ func TestAuth_Forbidden_DetailAndRemedyNameTheKeys(t *testing.T) {
 func TestAuth_ScopeIntersectsOwnerRolesNow(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	ctx := context.Background()
-	if _, err := e.Portal.CreateRole(ctx, apitest.AdminEmail, resources.Role{Name: "auditor", Permissions: []string{resources.PermAuditRead}}); err != nil {
+	if _, err := e.Portal.CreateRole(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: "auditor", Permissions: []string{resources.PermAuditRead}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Portal.CreateUser(ctx, apitest.AdminEmail, resources.NewUser{Email: "ann@example.test", DisplayName: "Ann", Roles: []string{"auditor"}}); err != nil {
+	if _, err := e.Portal.CreateUser(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewUser{Email: "ann@example.test", DisplayName: "Ann", Roles: []string{"auditor"}}); err != nil {
 		t.Fatal(err)
 	}
 	// Admin mints for itself; Ann's token must come from Ann, who lacks
 	// api-tokens-admin-global, so the admin makes Ann able to mint first.
-	if _, err := e.Portal.CreateRole(ctx, apitest.AdminEmail, resources.Role{Name: "minter", Permissions: []string{resources.PermAPITokensAdmin}}); err != nil {
+	if _, err := e.Portal.CreateRole(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: "minter", Permissions: []string{resources.PermAPITokensAdmin}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Portal.GrantRole(ctx, apitest.AdminEmail, "ann@example.test", "minter"); err != nil {
+	if _, err := e.Portal.GrantRole(ctx, resources.Actor{Label: apitest.AdminEmail}, "ann@example.test", "minter"); err != nil {
 		t.Fatal(err)
 	}
 	tok := e.TokenFor("ann@example.test", resources.NewToken{Name: "ann", Scopes: []string{resources.PermAuditRead}})
 	if r := e.Do("GET", "/api/v1/audit-events", tok, nil); r.Status != 200 {
 		t.Fatalf("with role: %d %s", r.Status, r.Body)
 	}
-	if _, err := e.Portal.RevokeRole(ctx, apitest.AdminEmail, "ann@example.test", "auditor"); err != nil {
+	if _, err := e.Portal.RevokeRole(ctx, resources.Actor{Label: apitest.AdminEmail}, "ann@example.test", "auditor"); err != nil {
 		t.Fatal(err)
 	}
 	m := assertProblem(t, e.Do("GET", "/api/v1/audit-events", tok, nil), 403, "forbidden")

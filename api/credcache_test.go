@@ -43,7 +43,7 @@ func TestCredentialCache_RevokedToken_RefusedAtOnce(t *testing.T) {
 	e := cachedEnv(t, time.Hour, true)
 	tok := e.Token(resources.PermAIRead)
 	id := whoamiTokenID(t, e, tok)
-	if _, err := e.Portal.RevokeToken(context.Background(), apitest.AdminEmail, id); err != nil {
+	if _, err := e.Portal.RevokeToken(context.Background(), resources.Actor{Label: apitest.AdminEmail}, id); err != nil {
 		t.Fatal(err)
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/whoami", tok, nil), 401, "token_revoked")
@@ -52,11 +52,11 @@ func TestCredentialCache_RevokedToken_RefusedAtOnce(t *testing.T) {
 func TestCredentialCache_RoleRevoked_ScopesShrinkAtOnce(t *testing.T) {
 	e := cachedEnv(t, time.Hour, true)
 	ctx := context.Background()
-	if _, err := e.Portal.CreateRole(ctx, apitest.AdminEmail, resources.Role{Name: "auditor",
+	if _, err := e.Portal.CreateRole(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: "auditor",
 		Permissions: []string{resources.PermAuditRead, resources.PermAPITokensAdmin}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Portal.CreateUser(ctx, apitest.AdminEmail, resources.NewUser{Email: "ann@example.test",
+	if _, err := e.Portal.CreateUser(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewUser{Email: "ann@example.test",
 		DisplayName: "Ann", Roles: []string{"auditor"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestCredentialCache_RoleRevoked_ScopesShrinkAtOnce(t *testing.T) {
 	if r := e.Do("GET", "/api/v1/audit-events", tok, nil); r.Status != 200 {
 		t.Fatalf("with the role: %d %s", r.Status, r.Body)
 	}
-	if _, err := e.Portal.RevokeRole(ctx, apitest.AdminEmail, "ann@example.test", "auditor"); err != nil {
+	if _, err := e.Portal.RevokeRole(ctx, resources.Actor{Label: apitest.AdminEmail}, "ann@example.test", "auditor"); err != nil {
 		t.Fatal(err)
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/audit-events", tok, nil), 403, "forbidden")
@@ -73,8 +73,9 @@ func TestCredentialCache_RoleRevoked_ScopesShrinkAtOnce(t *testing.T) {
 func TestCredentialCache_OwnerDeactivatedThroughAPI_RefusedAtOnce(t *testing.T) {
 	e := cachedEnv(t, time.Hour, true)
 	ctx := context.Background()
-	u, err := e.Portal.CreateUser(ctx, apitest.AdminEmail, resources.NewUser{Email: "bob@example.test",
+	u, err := e.Portal.CreateUser(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewUser{Email: "bob@example.test",
 		DisplayName: "Bob", Roles: []string{"admin"}})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestCredentialCache_ExtendedToken_NewExpiryAtOnce(t *testing.T) {
 	e := cachedEnv(t, 48*time.Hour, true)
 	tok := e.TokenFor(apitest.AdminEmail, resources.NewToken{Name: "short", Scopes: []string{resources.PermAIRead}, Days: 1})
 	id := whoamiTokenID(t, e, tok)
-	if _, err := e.Portal.ExtendToken(context.Background(), apitest.AdminEmail, id, 30); err != nil {
+	if _, err := e.Portal.ExtendToken(context.Background(), resources.Actor{Label: apitest.AdminEmail}, id, 30); err != nil {
 		t.Fatal(err)
 	}
 	e.Clock.Advance(25 * time.Hour)
@@ -119,7 +120,7 @@ func TestCredentialCache_MissedEvent_RevocationHoldsAfterRecheck(t *testing.T) {
 	e := cachedEnv(t, 30*time.Second, false)
 	tok := e.Token(resources.PermAIRead)
 	id := whoamiTokenID(t, e, tok)
-	if _, err := e.Portal.RevokeToken(context.Background(), apitest.AdminEmail, id); err != nil {
+	if _, err := e.Portal.RevokeToken(context.Background(), resources.Actor{Label: apitest.AdminEmail}, id); err != nil {
 		t.Fatal(err)
 	}
 	e.Clock.Advance(29 * time.Second)
@@ -134,7 +135,7 @@ func TestCredentialCache_Resync_ReadsAgain(t *testing.T) {
 	e := cachedEnv(t, time.Hour, false)
 	tok := e.Token(resources.PermAIRead)
 	id := whoamiTokenID(t, e, tok)
-	if _, err := e.Portal.RevokeToken(context.Background(), apitest.AdminEmail, id); err != nil {
+	if _, err := e.Portal.RevokeToken(context.Background(), resources.Actor{Label: apitest.AdminEmail}, id); err != nil {
 		t.Fatal(err)
 	}
 	e.Server.Resync()
@@ -145,7 +146,7 @@ func TestCredentialCache_APISwitchEvent_SeenAtOnce(t *testing.T) {
 	e := cachedEnv(t, time.Hour, true)
 	tok := e.Token(resources.PermAIRead)
 	whoamiTokenID(t, e, tok)
-	if _, err := e.Portal.SetAPIEnabled(context.Background(), apitest.AdminEmail, false); err != nil {
+	if _, err := e.Portal.SetAPIEnabled(context.Background(), resources.Actor{Label: apitest.AdminEmail}, false); err != nil {
 		t.Fatal(err)
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/whoami", tok, nil), 404, "not_found")

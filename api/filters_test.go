@@ -119,7 +119,7 @@ func TestListFilters_SeveralValuesKeepRowsOfAnyOfThem(t *testing.T) {
 	suspended := createCustomer(t, e, tok, acme("short_name", "BETA", "vcs_group", "beta",
 		"status", "suspended"))["id"].(string)
 	e.Token(resources.PermAIRead) // token 2, revoked below
-	if _, err := e.Portal.RevokeToken(t.Context(), apitest.AdminEmail, 2); err != nil {
+	if _, err := e.Portal.RevokeToken(t.Context(), resources.Actor{Label: apitest.AdminEmail}, 2); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(path string) []string {

@@ -173,7 +173,7 @@ func TestGatewayVerify_APIOffAndFailures_NoRateUnitsNoFailedAuthLimitNoSwitch(t 
 			t.Fatalf("verify is in the OpenAPI document of /api/v1: %s", path)
 		}
 	}
-	if _, err := e.Portal.SetAPIEnabled(context.Background(), apitest.AdminEmail, false); err != nil {
+	if _, err := e.Portal.SetAPIEnabled(context.Background(), resources.Actor{Label: apitest.AdminEmail}, false); err != nil {
 		t.Fatal(err)
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/meta", tok, nil), 404, resources.CodeNotFound)

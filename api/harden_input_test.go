@@ -77,7 +77,7 @@ func TestHarden_ArrayItemOfWrongType_422NoPanicKeyNotLocked(t *testing.T) {
 func TestHarden_ListAPITokensWithServiceAccountToken_200(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	ctx := context.Background()
-	if _, err := e.Portal.CreateServiceAccount(ctx, apitest.AdminEmail, resources.NewServiceAccount{Name: "bot",
+	if _, err := e.Portal.CreateServiceAccount(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewServiceAccount{Name: "bot",
 		Permissions: []string{resources.PermAIRead}}); err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func TestHarden_FailedAuthenticationsPerAddress_429WithoutLookups(t *testing.T) 
 	good := e.Token(resources.PermAIRead)
 	revoked := e.Token(resources.PermAIRead)
 	id := tokenID(t, e, revoked)
-	if _, err := e.Portal.RevokeToken(context.Background(), apitest.AdminEmail, parseInt(t, id)); err != nil {
+	if _, err := e.Portal.RevokeToken(context.Background(), resources.Actor{Label: apitest.AdminEmail}, parseInt(t, id)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 60 {

@@ -77,7 +77,7 @@ func TestIdempotency_KeyScopedToAccountNotToken(t *testing.T) {
 		t.Fatalf("another token of the same person must replay: %d %s", r.Status, r.Body)
 	}
 	ctx := context.Background()
-	if _, err := e.Portal.CreateServiceAccount(ctx, apitest.AdminEmail, resources.NewServiceAccount{Name: "bot",
+	if _, err := e.Portal.CreateServiceAccount(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewServiceAccount{Name: "bot",
 		Permissions: []string{resources.PermTenancyWrite}}); err != nil {
 		t.Fatal(err)
 	}

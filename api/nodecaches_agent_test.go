@@ -106,7 +106,7 @@ func TestNodeCaches_Copy_AgentDown_RetriedThenFailedNodeAgentUnreachable(t *test
 func TestNodeCaches_Copy_KeyRotatedAwayFromTheAgent_FailedNodeAgentUnreachable(t *testing.T) {
 	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
-	if _, err := e.Portal.MintNodeKey(context.Background(), apitest.AdminEmail, "gpu-02"); err != nil {
+	if _, err := e.Portal.MintNodeKey(context.Background(), resources.Actor{Label: apitest.AdminEmail}, "gpu-02"); err != nil {
 		t.Fatal(err) // the server now sends the new key; the agent still holds the old one
 	}
 	op := failedCopy(t, e, tok, "gpu-02", model, resources.CodeNodeAgentUnreachable)

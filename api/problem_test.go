@@ -112,7 +112,7 @@ func TestAPIOff_EveryPath404(t *testing.T) {
 	for _, p := range []string{"/api/v1/whoami", "/api/v1/openapi.json", "/api/v1/docs"} {
 		assertProblem(t, e.Do("GET", p, tok, nil), 404, "not_found")
 	}
-	if _, err := e.Portal.SetAPIEnabled(context.Background(), apitest.AdminEmail, true); err != nil {
+	if _, err := e.Portal.SetAPIEnabled(context.Background(), resources.Actor{Label: apitest.AdminEmail}, true); err != nil {
 		t.Fatal(err)
 	}
 	e.Clock.Advance(time.Second) // the switch is re-read at least every 500 ms

@@ -118,7 +118,7 @@ func releaseID(t *testing.T, op map[string]any) int64 {
 // addAdmin adds an administrator other than apitest.AdminEmail.
 func addAdmin(t *testing.T, e *apitest.Env, email string) {
 	t.Helper()
-	if _, err := e.Portal.CreateUser(context.Background(), apitest.AdminEmail,
+	if _, err := e.Portal.CreateUser(context.Background(), resources.Actor{Label: apitest.AdminEmail},
 		resources.NewUser{Email: email, DisplayName: "Other Admin", Roles: []string{"admin"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -56,10 +56,10 @@ func TestReleases_WholePath_DevUATProdApprovedAndStateShowsAllThree(t *testing.T
 	}
 	id, _ := resources.ReleaseOperationID(prod["id"].(string))
 	ctx := context.Background()
-	if _, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, id, ""); err == nil {
+	if _, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: apitest.AdminEmail}, id, ""); err == nil {
 		t.Fatal("the requester (token owner and minter) approved without a note")
 	}
-	if r, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, id, "hotfix verified in uat"); err != nil || r.Status != "pending" {
+	if r, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: apitest.AdminEmail}, id, "hotfix verified in uat"); err != nil || r.Status != "pending" {
 		t.Fatalf("approval with a note: %v %v", r, err)
 	}
 	apitest.PollOperation(t, e, tok, prod["id"].(string), "succeeded")

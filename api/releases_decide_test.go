@@ -18,10 +18,10 @@ func TestReleases_ProdPromotion_RejectedEndsFailedWithTheReason(t *testing.T) {
 	op := prodRequest(t, e, tok, pid)
 	id := releaseID(t, op)
 	ctx := context.Background()
-	if _, err := e.Store.RejectRelease(ctx, otherAdmin, id, ""); codeOf(err) != resources.CodeValidationFailed {
+	if _, err := e.Store.RejectRelease(ctx, resources.Actor{Label: otherAdmin}, id, ""); codeOf(err) != resources.CodeValidationFailed {
 		t.Fatalf("rejection without a reason: %v", err)
 	}
-	r, err := e.Store.RejectRelease(ctx, otherAdmin, id, "not during the sale")
+	r, err := e.Store.RejectRelease(ctx, resources.Actor{Label: otherAdmin}, id, "not during the sale")
 	if err != nil || r.Status != resources.OpFailed {
 		t.Fatalf("reject: %v %v", r, err)
 	}
@@ -35,10 +35,10 @@ func TestReleases_ProdPromotion_RejectedEndsFailedWithTheReason(t *testing.T) {
 		d["note"] != nil || d["at"] == nil {
 		t.Fatalf("release operation: %v", rel)
 	}
-	if _, err := e.Store.ApproveRelease(ctx, otherAdmin, id, "changed my mind"); codeOf(err) != resources.CodeNotAwaitingApproval {
+	if _, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: otherAdmin}, id, "changed my mind"); codeOf(err) != resources.CodeNotAwaitingApproval {
 		t.Fatalf("approve after rejection: %v", err)
 	}
-	if _, err := e.Store.RejectRelease(ctx, otherAdmin, id, "again"); codeOf(err) != resources.CodeNotAwaitingApproval {
+	if _, err := e.Store.RejectRelease(ctx, resources.Actor{Label: otherAdmin}, id, "again"); codeOf(err) != resources.CodeNotAwaitingApproval {
 		t.Fatalf("reject twice: %v", err)
 	}
 	for _, run := range e.Pipeline.Runs() {
@@ -60,13 +60,13 @@ func TestReleases_ProdApproval_RequesterNeedsANoteAnotherPersonDoesNot(t *testin
 	ctx := context.Background()
 	op := prodRequest(t, e, tok, pid)
 	id := releaseID(t, op)
-	if _, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, id, ""); codeOf(err) != resources.CodeApprovalNoteRequired {
+	if _, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: apitest.AdminEmail}, id, ""); codeOf(err) != resources.CodeApprovalNoteRequired {
 		t.Fatalf("the requester approved without a note: %v", err)
 	}
 	if rel := releaseOp(t, e, tok, id); rel["status"] != "awaiting_approval" || rel["decision"] != nil {
 		t.Fatalf("after the refused approval: %v", rel)
 	}
-	r, err := e.Store.ApproveRelease(ctx, otherAdmin, id, "")
+	r, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: otherAdmin}, id, "")
 	if err != nil || r.Status != resources.OpPending {
 		t.Fatalf("another person without a note: %v %v", r, err)
 	}
@@ -82,11 +82,11 @@ func TestReleases_ProdApproval_RequesterNeedsANoteAnotherPersonDoesNot(t *testin
 	if prod["app-api"].(map[string]any)["version"] != "1.0.0" {
 		t.Fatalf("prod state: %v", prod)
 	}
-	if _, err := e.Store.ApproveRelease(ctx, otherAdmin, id, ""); codeOf(err) != resources.CodeNotAwaitingApproval {
+	if _, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: otherAdmin}, id, ""); codeOf(err) != resources.CodeNotAwaitingApproval {
 		t.Fatalf("second approval: %v", err)
 	}
 	// A service account's token counts as made by whoever minted it.
-	if _, err := e.Portal.CreateServiceAccount(ctx, apitest.AdminEmail, resources.NewServiceAccount{Name: "deployer",
+	if _, err := e.Portal.CreateServiceAccount(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.NewServiceAccount{Name: "deployer",
 		Permissions: []string{resources.PermReleasesWrite, resources.PermReleasesRead}}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +97,10 @@ func TestReleases_ProdApproval_RequesterNeedsANoteAnotherPersonDoesNot(t *testin
 	if rel := releaseOp(t, e, tok, id); rel["requested_by"] == apitest.AdminEmail {
 		t.Fatalf("requested_by: %v", rel["requested_by"])
 	}
-	if _, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, id, ""); codeOf(err) != resources.CodeApprovalNoteRequired {
+	if _, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: apitest.AdminEmail}, id, ""); codeOf(err) != resources.CodeApprovalNoteRequired {
 		t.Fatalf("the minter approved without a note: %v", err)
 	}
-	if _, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, id, "checked the diff"); err != nil {
+	if _, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: apitest.AdminEmail}, id, "checked the diff"); err != nil {
 		t.Fatalf("the minter with a note: %v", err)
 	}
 	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
@@ -193,7 +193,7 @@ func TestReleases_EveryWrite_AuditEventWithActorAuthKindTokenAndRequestID(t *tes
 	deployed(t, e, tok, pid, "app-api", "uat", "")
 	prod := prodRequest(t, e, tok, pid, "X-Request-ID", "promote-prod")
 	prodID := formatInt(releaseID(t, prod))
-	if _, err := e.Store.ApproveRelease(context.Background(), otherAdmin, releaseID(t, prod), "ok"); err != nil {
+	if _, err := e.Store.ApproveRelease(context.Background(), resources.Actor{Label: otherAdmin}, releaseID(t, prod), "ok"); err != nil {
 		t.Fatal(err)
 	}
 	apitest.PollOperation(t, e, tok, prod["id"].(string), "succeeded")
@@ -211,7 +211,7 @@ func TestReleases_EveryWrite_AuditEventWithActorAuthKindTokenAndRequestID(t *tes
 	if items[0]["action"] != "release.deploy_report" {
 		t.Fatalf("report event: %v", items[0])
 	}
-	c, err := e.Store.BookDataCopy(context.Background(), otherAdmin, parseInt(t, pid), "uat", "dev")
+	c, err := e.Store.BookDataCopy(context.Background(), resources.Actor{Label: otherAdmin}, parseInt(t, pid), "uat", "dev")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestReleases_DeployReport_EndsOnlyADispatchedPromotionAndRepeatsChangeNothi
 	if rel := releaseOp(t, e, tok, prodID); rel["status"] != "awaiting_approval" {
 		t.Fatalf("prod after the reports: %v", rel)
 	}
-	c, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, id, "prod", "uat")
+	c, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, id, "prod", "uat")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func fleetWorld(t *testing.T) (e *apitest.Env, tok string, shop, beta, acmeID, b
 // portal (awaiting an operator).
 func bookDataCopy(t *testing.T, e *apitest.Env, pid string) {
 	t.Helper()
-	_, err := e.Store.BookDataCopy(context.Background(), apitest.AdminEmail, parseInt(t, pid), "uat", "dev")
+	_, err := e.Store.BookDataCopy(context.Background(), resources.Actor{Label: apitest.AdminEmail}, parseInt(t, pid), "uat", "dev")
 	if err != nil {
 		t.Fatal(err)
 	}

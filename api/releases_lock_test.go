@@ -103,15 +103,15 @@ func TestReleases_ProdLock_LockedRefusesDataCopyIntoProdButNotPromotion(t *testi
 	ctx := context.Background()
 	id := parseInt(t, pid)
 	for _, from := range []string{"uat", "dev", "sandbox"} {
-		if _, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, id, from, "prod"); codeOf(err) != resources.CodeProdLocked {
+		if _, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, id, from, "prod"); codeOf(err) != resources.CodeProdLocked {
 			t.Fatalf("copy %s → prod while locked: %v", from, err)
 		}
 	}
-	if _, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, id, "prod", "uat"); err != nil {
+	if _, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, id, "prod", "uat"); err != nil {
 		t.Fatalf("copy out of prod while locked: %v", err)
 	}
 	op := prodRequest(t, e, tok, pid)
-	if _, err := e.Store.ApproveRelease(ctx, apitest.AdminEmail, releaseID(t, op), "locked data, code goes"); err != nil {
+	if _, err := e.Store.ApproveRelease(ctx, resources.Actor{Label: apitest.AdminEmail}, releaseID(t, op), "locked data, code goes"); err != nil {
 		t.Fatal(err)
 	}
 	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
@@ -119,7 +119,7 @@ func TestReleases_ProdLock_LockedRefusesDataCopyIntoProdButNotPromotion(t *testi
 		t.Fatalf("copies into prod booked: %d", n)
 	}
 	e.Do("PUT", path, tok, map[string]any{"locked": false, "confirm_unlock": "SHOP"})
-	c, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, id, "uat", "prod")
+	c, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, id, "uat", "prod")
 	if err != nil || c.Status != resources.OpAwaitingOperator {
 		t.Fatalf("copy into prod after unlock: %v %v", c, err)
 	}
@@ -129,11 +129,11 @@ func TestReleases_List_NewestFirstFiltersDataCopiesIncluded(t *testing.T) {
 	e, tok := projectEnv(t)
 	pid, _ := activeProject(t, e, tok, "", nil)
 	ctx := context.Background()
-	deployed(t, e, tok, pid, "app-api", "dev", "1.0.0")                                                       // 1
-	deployed(t, e, tok, pid, "www", "dev", "2.0.0")                                                           // 2
-	deployed(t, e, tok, pid, "app-api", "uat", "")                                                            // 3
-	prodRequest(t, e, tok, pid)                                                                               // 4
-	if _, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, parseInt(t, pid), "prod", "uat"); err != nil { // 5
+	deployed(t, e, tok, pid, "app-api", "dev", "1.0.0")                                                                               // 1
+	deployed(t, e, tok, pid, "www", "dev", "2.0.0")                                                                                   // 2
+	deployed(t, e, tok, pid, "app-api", "uat", "")                                                                                    // 3
+	prodRequest(t, e, tok, pid)                                                                                                       // 4
+	if _, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, parseInt(t, pid), "prod", "uat"); err != nil { // 5
 		t.Fatal(err)
 	}
 	e.Pipeline.FailNext(1)
@@ -195,7 +195,7 @@ func TestReleases_List_CursorPagesNewestFirst_OtherProjectsCursor400InvalidCurso
 	for _, v := range []string{"1", "2", "3", "4"} {
 		deployed(t, e, tok, pid, "app-api", "dev", v)
 	}
-	if _, err := e.Store.BookDataCopy(context.Background(), apitest.AdminEmail, parseInt(t, pid), "prod", "dev"); err != nil {
+	if _, err := e.Store.BookDataCopy(context.Background(), resources.Actor{Label: apitest.AdminEmail}, parseInt(t, pid), "prod", "dev"); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -264,15 +264,15 @@ func TestReleases_DataCopy_EnvironmentsChecked(t *testing.T) {
 	ctx := context.Background()
 	id := parseInt(t, pid)
 	for _, c := range [][2]string{{"prod", "prod"}, {"staging", "dev"}, {"dev", "PROD"}, {"", "uat"}} {
-		if _, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, id, c[0], c[1]); codeOf(err) != resources.CodeValidationFailed {
+		if _, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, id, c[0], c[1]); codeOf(err) != resources.CodeValidationFailed {
 			t.Fatalf("copy %s → %s: %v", c[0], c[1], err)
 		}
 	}
-	if _, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, 999, "prod", "dev"); codeOf(err) != resources.CodeProjectNotFound {
+	if _, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, 999, "prod", "dev"); codeOf(err) != resources.CodeProjectNotFound {
 		t.Fatalf("unknown project: %v", err)
 	}
 	retire(t, e, tok, pid)
-	if _, err := e.Store.BookDataCopy(ctx, apitest.AdminEmail, id, "prod", "dev"); codeOf(err) != resources.CodeProjectRetired {
+	if _, err := e.Store.BookDataCopy(ctx, resources.Actor{Label: apitest.AdminEmail}, id, "prod", "dev"); codeOf(err) != resources.CodeProjectRetired {
 		t.Fatalf("retired project: %v", err)
 	}
 	if n := count(t, e, "SELECT count(*) FROM release_operations"); n != 0 {

@@ -20,7 +20,7 @@ func userEnv(t *testing.T) (*apitest.Env, string) {
 	t.Helper()
 	e := apitest.New(t, apitest.Options{})
 	for name, key := range map[string]string{"auditor": resources.PermAuditRead, "releaser": resources.PermReleasesWrite} {
-		if _, err := e.Portal.CreateRole(context.Background(), apitest.AdminEmail, resources.Role{Name: name, Permissions: []string{key}}); err != nil {
+		if _, err := e.Portal.CreateRole(context.Background(), resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: name, Permissions: []string{key}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -374,11 +374,11 @@ func TestUsers_Deactivate_Self_409CannotDeactivateSelf(t *testing.T) {
 func TestUsers_Deactivate_TokensAnswer401PrincipalDisabled(t *testing.T) {
 	e, tok := userEnv(t)
 	ctx := context.Background()
-	if _, err := e.Portal.CreateRole(ctx, apitest.AdminEmail, resources.Role{Name: "minter", Permissions: []string{resources.PermAPITokensAdmin}}); err != nil {
+	if _, err := e.Portal.CreateRole(ctx, resources.Actor{Label: apitest.AdminEmail}, resources.Role{Name: "minter", Permissions: []string{resources.PermAPITokensAdmin}}); err != nil {
 		t.Fatal(err)
 	}
 	id := invite(t, e, tok, "ann@example.test", "auditor")["id"].(string)
-	if _, err := e.Portal.GrantRole(ctx, apitest.AdminEmail, "ann@example.test", "minter"); err != nil {
+	if _, err := e.Portal.GrantRole(ctx, resources.Actor{Label: apitest.AdminEmail}, "ann@example.test", "minter"); err != nil {
 		t.Fatal(err)
 	}
 	ann := e.TokenFor("ann@example.test", resources.NewToken{Name: "ann", Scopes: []string{resources.PermAuditRead}})

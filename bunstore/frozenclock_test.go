@@ -22,7 +22,7 @@ func TestFrozenClock_DatabaseNowAndStoreClockStandStill(t *testing.T) {
 	}
 	st := bunstore.NewStore(db)
 	st.SetClock(clock.Now)
-	u, err := st.CreateUser(ctx, "", resources.NewUser{Email: "a@example.test", DisplayName: "A", Roles: []string{"admin"}})
+	u, err := st.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: "a@example.test", DisplayName: "A", Roles: []string{"admin"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestFrozenClock_DatabaseNowAndStoreClockStandStill(t *testing.T) {
 	if err := clock.Set(ctx, later); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateUser(ctx, "", resources.NewUser{Email: "b@example.test", DisplayName: "B"}); err != nil {
+	if _, err := st.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: "b@example.test", DisplayName: "B"}); err != nil {
 		t.Fatal(err)
 	}
 	var occurred []time.Time
@@ -48,7 +48,7 @@ func TestFrozenClock_DatabaseNowAndStoreClockStandStill(t *testing.T) {
 func TestThawClock_DatabaseWritesRealTimeAgainTwiceIsHarmless(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.DB(t)
-	if _, err := bunstore.NewStore(db).CreateUser(ctx, "", resources.NewUser{Email: "a@example.test",
+	if _, err := bunstore.NewStore(db).CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: "a@example.test",
 		DisplayName: "A"}); err != nil {
 		t.Fatal(err)
 	}

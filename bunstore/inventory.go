@@ -26,14 +26,14 @@ type inventoryAudit struct {
 // transaction with one audit event: listed nodes are created or updated,
 // nodes missing from the file are removed unless they hold node caches
 // (then kept and reported). Imports run one at a time.
-func (s *Store) ImportInventory(ctx context.Context, as string, f resources.InventoryFile) (resources.InventoryImport, error) {
+func (s *Store) ImportInventory(ctx context.Context, by resources.Actor, f resources.InventoryFile) (resources.InventoryImport, error) {
 	out := resources.InventoryImport{Created: []string{}, Updated: []string{}, Unchanged: []string{}, Removed: []string{},
 		Kept: []resources.KeptNode{}}
 	if err := f.Validate(); err != nil {
 		return out, err
 	}
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := actorFor(ctx, tx, as, resources.PermAIWrite, resources.PermAdmin)
+		actor, err := actorFor(ctx, tx, by, resources.PermAIWrite, resources.PermAdmin)
 		if err != nil {
 			return err
 		}

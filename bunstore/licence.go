@@ -55,10 +55,10 @@ func (s *Store) InstallLicence(ctx context.Context, a resources.Actor, bundle st
 
 // InstallLicenceAs installs a verified bundle as a person in the portal,
 // who needs licence-admin-global (or admin).
-func (s *Store) InstallLicenceAs(ctx context.Context, as, bundle string,
+func (s *Store) InstallLicenceAs(ctx context.Context, by resources.Actor, bundle string,
 	p resources.LicencePayload) (resources.StoredLicence, error) {
 	return s.installLicence(ctx, func(tx bun.Tx) (resources.Actor, error) {
-		return sessionActor(ctx, tx, as, resources.PermLicenceAdmin, resources.PermAdmin)
+		return sessionActor(ctx, tx, by, resources.PermLicenceAdmin, resources.PermAdmin)
 	}, bundle, p)
 }
 

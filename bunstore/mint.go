@@ -18,14 +18,14 @@ type TokenMinter struct {
 // CreateToken mints a token as the person `as` (a personal token, or one of
 // the named service account), audited with auth kind "session". The value is
 // returned once and stored only as its keyed hash.
-func (m TokenMinter) CreateToken(ctx context.Context, as string, t resources.NewToken) (resources.MintedToken, error) {
+func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t resources.NewToken) (resources.MintedToken, error) {
 	if !m.Pepper.Configured() {
 		return resources.MintedToken{}, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
 			"API tokens are not configured: set the token pepper first")
 	}
 	var out resources.MintedToken
 	err := m.inTx(ctx, func(tx bun.Tx) error {
-		minter, err := personByEmail(ctx, tx, as)
+		minter, err := personByEmail(ctx, tx, by.Label)
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func (m TokenMinter) CreateToken(ctx context.Context, as string, t resources.New
 		}
 		row.OwnerEmail, row.OwnerName = owner.Email, owner.Name
 		out.Token = row.token()
-		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(minter), action: "api_token.create",
+		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, minter), action: "api_token.create",
 			entityType: "api_token", entityID: idString(row.ID), after: row})
 	})
 	return out, err
@@ -75,8 +75,8 @@ var tokenAdmins = []string{resources.PermAPITokensAdmin}
 // RevokeToken stops a token at once. One's own token needs only being signed
 // in; another's needs api-tokens-admin-global. Revoking a revoked token
 // changes nothing.
-func (m TokenMinter) RevokeToken(ctx context.Context, as string, id int64) (resources.APIToken, error) {
-	return m.changeToken(ctx, as, id, "api_token.revoke", func(p personRow, r *tokenRow) (bool, error) {
+func (m TokenMinter) RevokeToken(ctx context.Context, by resources.Actor, id int64) (resources.APIToken, error) {
+	return m.changeToken(ctx, by, id, "api_token.revoke", func(p personRow, r *tokenRow) (bool, error) {
 		own := r.UserID != nil && *r.UserID == p.ID
 		if !own && !resources.HasAny(p.principal().Permissions, tokenAdmins) {
 			return false, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
@@ -94,8 +94,8 @@ func (m TokenMinter) RevokeToken(ctx context.Context, as string, id int64) (reso
 
 // ExtendToken sets a token's expiry to `days` from now (1–365); it needs
 // api-tokens-admin-global and refuses a revoked token.
-func (m TokenMinter) ExtendToken(ctx context.Context, as string, id int64, days int) (resources.APIToken, error) {
-	return m.changeToken(ctx, as, id, "api_token.extend", func(p personRow, r *tokenRow) (bool, error) {
+func (m TokenMinter) ExtendToken(ctx context.Context, by resources.Actor, id int64, days int) (resources.APIToken, error) {
+	return m.changeToken(ctx, by, id, "api_token.extend", func(p personRow, r *tokenRow) (bool, error) {
 		if !resources.HasAny(p.principal().Permissions, tokenAdmins) {
 			return false, &resources.Error{Kind: resources.KindForbidden, Code: resources.CodeForbidden,
 				Required: tokenAdmins, Detail: "extending a token needs " + resources.PermAPITokensAdmin,
@@ -114,17 +114,17 @@ func (m TokenMinter) ExtendToken(ctx context.Context, as string, id int64, days 
 
 // changeToken locks a token, lets change decide and edit, then saves and
 // audits in the same transaction when it changed.
-func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, action string,
+func (m TokenMinter) changeToken(ctx context.Context, by resources.Actor, id int64, action string,
 	change func(personRow, *tokenRow) (bool, error)) (resources.APIToken, error) {
 	var out resources.APIToken
 	changed := false
 	err := m.inTx(ctx, func(tx bun.Tx) error {
-		p, err := personByEmail(ctx, tx, as)
+		p, err := personByEmail(ctx, tx, by.Label)
 		if err != nil {
 			return err
 		}
 		if p.Status != "active" {
-			return resources.Errorf(resources.KindForbidden, resources.CodePrincipalDisabled, "%s is deactivated", as)
+			return resources.Errorf(resources.KindForbidden, resources.CodePrincipalDisabled, "%s is deactivated", by.Label)
 		}
 		var row tokenRow
 		if err := selectToken(tx, &row).Where("id = ?", id).For("UPDATE OF token_row").Scan(ctx); err != nil {
@@ -144,7 +144,7 @@ func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, actio
 			return err
 		}
 		out = row.token()
-		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(p), action: action, entityType: "api_token",
+		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, p), action: action, entityType: "api_token",
 			entityID: idString(id), before: before, after: row})
 	})
 	if changed {
@@ -153,8 +153,10 @@ func (m TokenMinter) changeToken(ctx context.Context, as string, id int64, actio
 	return out, err
 }
 
-func sessionOf(p personRow) resources.Actor {
-	return resources.Actor{Label: p.Email, UserID: &p.ID, AuthKind: resources.AuthKindSession}
+// sessionOf is person p acting in a session, with the request facts of by.
+func sessionOf(by resources.Actor, p personRow) resources.Actor {
+	return resources.Actor{Label: p.Email, UserID: &p.ID, AuthKind: resources.AuthKindSession,
+		RequestID: by.RequestID, SourceIP: by.SourceIP}
 }
 
 var _ resources.Portal = TokenMinter{}

@@ -33,7 +33,7 @@ type nodeKeyAudit struct {
 // nonce replaces the old one (whose key stops working at once), and the
 // key derived from it under the pepper is returned, this once. It needs a
 // person holding ai-write-global or admin.
-func (m TokenMinter) MintNodeKey(ctx context.Context, as, hostname string) (resources.NodeKeyMint, error) {
+func (m TokenMinter) MintNodeKey(ctx context.Context, by resources.Actor, hostname string) (resources.NodeKeyMint, error) {
 	if !m.Pepper.Configured() {
 		return resources.NodeKeyMint{}, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
 			"node keys derive from the token pepper, which is not configured")
@@ -42,7 +42,7 @@ func (m TokenMinter) MintNodeKey(ctx context.Context, as, hostname string) (reso
 	_, _ = rand.Read(row.Nonce)
 	var out resources.NodeKeyMint
 	err := m.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := sessionActor(ctx, tx, as, resources.PermAIWrite, resources.PermAdmin)
+		actor, err := sessionActor(ctx, tx, by, resources.PermAIWrite, resources.PermAdmin)
 		if err != nil {
 			return err
 		}

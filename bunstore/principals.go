@@ -30,10 +30,13 @@ func (u userRow) user() resources.User {
 
 // personQuery selects a person with role names and the union of their keys.
 const personQuery = `
-SELECT u.id, u.email, u.display_name, u.status,
-  coalesce((SELECT array_agg(DISTINCT p ORDER BY p) FROM user_roles ur JOIN roles r ON r.name = ur.role,
-            unnest(r.permissions) p WHERE ur.user_id = u.id), '{}') AS permissions
+SELECT u.id, u.email, u.display_name, u.status, ` + permissionsOf + ` AS permissions
 FROM users u WHERE `
+
+// permissionsOf is the SQL expression of the keys person u holds now (its
+// roles' keys, sorted, no repeats; '{}' for none).
+const permissionsOf = `coalesce((SELECT array_agg(DISTINCT p ORDER BY p) FROM user_roles ur
+  JOIN roles r ON r.name = ur.role, unnest(r.permissions) p WHERE ur.user_id = u.id), '{}')`
 
 type personRow struct {
 	ID          int64    `bun:"id"`
@@ -58,9 +61,11 @@ func personByEmail(ctx context.Context, db bun.IDB, email string) (personRow, er
 	return p, err
 }
 
-// sessionActor resolves the signed-in person a portal action is done as: an
-// active person holding at least one of the keys (none: any person).
-func sessionActor(ctx context.Context, db bun.IDB, email string, anyOf ...string) (resources.Actor, error) {
+// sessionActor resolves the signed-in person a portal action is done as (by.Label,
+// an e-mail): an active person holding at least one of the keys (none: any
+// person), with by's request id and source address.
+func sessionActor(ctx context.Context, db bun.IDB, by resources.Actor, anyOf ...string) (resources.Actor, error) {
+	email := by.Label
 	if email == "" {
 		return resources.Actor{}, resources.Errorf(resources.KindForbidden, resources.CodeSignInRequired,
 			"this portal action needs the acting person (--as EMAIL)")
@@ -77,7 +82,7 @@ func sessionActor(ctx context.Context, db bun.IDB, email string, anyOf ...string
 		return resources.Actor{}, resources.Forbidden("the permissions of "+email, anyOf,
 			resources.AskForRole(anyOf))
 	}
-	return resources.Actor{Label: p.Email, UserID: &p.ID, AuthKind: resources.AuthKindSession}, nil
+	return sessionOf(by, p), nil
 }
 
 func nonNilStrings(s []string) []string {

@@ -14,8 +14,8 @@ var releaseDeciders = []string{resources.PermReleasesWrite, resources.PermAdmin}
 
 // ApproveRelease lets a person approve a prod promotion awaiting approval (a
 // requester only with a note); the promotion is then queued.
-func (s *Store) ApproveRelease(ctx context.Context, as string, id int64, note string) (resources.ReleaseOperation, error) {
-	return s.decide(ctx, as, id, "release.approve", func(actor resources.Actor, r *releaseRow) error {
+func (s *Store) ApproveRelease(ctx context.Context, by resources.Actor, id int64, note string) (resources.ReleaseOperation, error) {
+	return s.decide(ctx, by, id, "release.approve", func(actor resources.Actor, r *releaseRow) error {
 		if err := resources.CheckApproval(r.release(), *actor.UserID, note); err != nil {
 			return err
 		}
@@ -27,8 +27,8 @@ func (s *Store) ApproveRelease(ctx context.Context, as string, id int64, note st
 
 // RejectRelease ends a prod promotion awaiting approval as failed, with the
 // reason.
-func (s *Store) RejectRelease(ctx context.Context, as string, id int64, reason string) (resources.ReleaseOperation, error) {
-	return s.decide(ctx, as, id, "release.reject", func(actor resources.Actor, r *releaseRow) error {
+func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64, reason string) (resources.ReleaseOperation, error) {
+	return s.decide(ctx, by, id, "release.reject", func(actor resources.Actor, r *releaseRow) error {
 		if reason == "" {
 			return resources.Invalid("reason", resources.CodeValidationFailed, "a rejection needs a reason")
 		}
@@ -45,11 +45,11 @@ func (s *Store) RejectRelease(ctx context.Context, as string, id int64, reason s
 
 // decide locks a release operation, applies a person's decision, queues an
 // approved promotion and records the event, in one transaction.
-func (s *Store) decide(ctx context.Context, as string, id int64, action string,
+func (s *Store) decide(ctx context.Context, by resources.Actor, id int64, action string,
 	apply func(resources.Actor, *releaseRow) error) (resources.ReleaseOperation, error) {
 	var out resources.ReleaseOperation
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := sessionActor(ctx, tx, as, releaseDeciders...)
+		actor, err := sessionActor(ctx, tx, by, releaseDeciders...)
 		if err != nil {
 			return err
 		}
@@ -81,13 +81,13 @@ func (s *Store) decide(ctx context.Context, as string, id int64, action string,
 
 // BookDataCopy books a data copy between environments for an operator; a
 // copy into PROD is refused while the PROD data lock is set.
-func (s *Store) BookDataCopy(ctx context.Context, as string, projectID int64, from, to string) (resources.ReleaseOperation, error) {
+func (s *Store) BookDataCopy(ctx context.Context, by resources.Actor, projectID int64, from, to string) (resources.ReleaseOperation, error) {
 	if err := resources.CheckDataCopy(from, to); err != nil {
 		return resources.ReleaseOperation{}, err
 	}
 	var out resources.ReleaseOperation
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := sessionActor(ctx, tx, as, releaseDeciders...)
+		actor, err := sessionActor(ctx, tx, by, releaseDeciders...)
 		if err != nil {
 			return err
 		}

@@ -43,14 +43,14 @@ func serviceAccountByName(ctx context.Context, db bun.IDB, name string) (service
 
 // CreateServiceAccount creates an account as the person `as`, who needs
 // api-tokens-admin-global and must hold every permission given.
-func (s *Store) CreateServiceAccount(ctx context.Context, as string, n resources.NewServiceAccount) (resources.ServiceAccount, error) {
+func (s *Store) CreateServiceAccount(ctx context.Context, by resources.Actor, n resources.NewServiceAccount) (resources.ServiceAccount, error) {
 	var out resources.ServiceAccount
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		p, err := personByEmail(ctx, tx, as)
+		p, err := personByEmail(ctx, tx, by.Label)
 		if err != nil {
 			return err
 		}
-		actor, err := sessionActor(ctx, tx, as, resources.PermAPITokensAdmin)
+		actor, err := sessionActor(ctx, tx, by, resources.PermAPITokensAdmin)
 		if err != nil {
 			return err
 		}

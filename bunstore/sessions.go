@@ -18,11 +18,12 @@ type sessionRow struct {
 	Status      string    `bun:"status"`
 	CreatedAt   time.Time `bun:"created_at"`
 	LastSeenAt  time.Time `bun:"last_seen_at"`
+	Permissions []string  `bun:"permissions,array"`
 }
 
 func (r sessionRow) session() resources.Session {
 	return resources.Session{UserID: r.UserID, Email: r.Email, DisplayName: r.DisplayName,
-		CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt}
+		CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt, Permissions: nonNilStrings(r.Permissions)}
 }
 
 var errNoActivePerson = resources.Errorf(resources.KindForbidden, resources.CodeSignInRequired,
@@ -78,7 +79,8 @@ func (s *Store) Session(ctx context.Context, id resources.SessionID) (resources.
 	now, ended := s.now(), false
 	err := s.inTx(ctx, func(tx bun.Tx) error {
 		var r sessionRow
-		err := tx.NewRaw(`SELECT s.user_id, s.created_at, s.last_seen_at, u.email, u.display_name, u.status
+		err := tx.NewRaw(`SELECT s.user_id, s.created_at, s.last_seen_at, u.email, u.display_name, u.status,
+			`+permissionsOf+` AS permissions
 			FROM portal_sessions s JOIN users u ON u.id = s.user_id WHERE s.id_hash = ? FOR UPDATE OF s`,
 			id.Hash()).Scan(ctx, &r)
 		if noRows(err) {

@@ -27,11 +27,11 @@ func (s *Store) Settings(ctx context.Context) (resources.Settings, error) {
 // SetAPIEnabled turns the API on or off as an administrator, audited with
 // auth kind "session". Setting the current value changes nothing and records
 // nothing.
-func (s *Store) SetAPIEnabled(ctx context.Context, as string, enabled bool) (resources.Settings, error) {
+func (s *Store) SetAPIEnabled(ctx context.Context, by resources.Actor, enabled bool) (resources.Settings, error) {
 	var out resources.Settings
 	changed := false
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := sessionActor(ctx, tx, as, resources.PermAdmin)
+		actor, err := sessionActor(ctx, tx, by, resources.PermAdmin)
 		if err != nil {
 			return err
 		}

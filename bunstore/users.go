@@ -31,15 +31,15 @@ func (r roleRow) role() resources.Role {
 
 // actorFor resolves who does a people-management action: the operator at the
 // console when as is empty, else a person holding one of the keys.
-func actorFor(ctx context.Context, tx bun.Tx, as string, anyOf ...string) (resources.Actor, error) {
-	if as == "" {
+func actorFor(ctx context.Context, tx bun.Tx, by resources.Actor, anyOf ...string) (resources.Actor, error) {
+	if by.Label == "" {
 		return opsActor, nil
 	}
-	return sessionActor(ctx, tx, as, anyOf...)
+	return sessionActor(ctx, tx, by, anyOf...)
 }
 
 // CreateUser creates a person with roles (e-mail normalised; unique).
-func (s *Store) CreateUser(ctx context.Context, as string, n resources.NewUser) (resources.User, error) {
+func (s *Store) CreateUser(ctx context.Context, by resources.Actor, n resources.NewUser) (resources.User, error) {
 	var out resources.User
 	email, err := resources.NormalizeEmail("email", n.Email)
 	if err != nil {
@@ -49,7 +49,7 @@ func (s *Store) CreateUser(ctx context.Context, as string, n resources.NewUser) 
 		return out, resources.Invalid("display_name", resources.CodeValidationFailed, "display_name must be 1 to 120 characters")
 	}
 	err = s.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := actorFor(ctx, tx, as, resources.PermUsersWrite, resources.PermAdmin)
+		actor, err := actorFor(ctx, tx, by, resources.PermUsersWrite, resources.PermAdmin)
 		if err != nil {
 			return err
 		}
@@ -102,13 +102,13 @@ func addRole(ctx context.Context, tx bun.Tx, userID int64, role string) error {
 }
 
 // CreateRole creates a role as an administrator.
-func (s *Store) CreateRole(ctx context.Context, as string, r resources.Role) (resources.Role, error) {
+func (s *Store) CreateRole(ctx context.Context, by resources.Actor, r resources.Role) (resources.Role, error) {
 	var out resources.Role
 	if err := resources.ValidatePermissionKeys("permissions", r.Permissions); err != nil {
 		return out, err
 	}
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := actorFor(ctx, tx, as, resources.PermAdmin)
+		actor, err := actorFor(ctx, tx, by, resources.PermAdmin)
 		if err != nil {
 			return err
 		}
@@ -143,13 +143,13 @@ func (s *Store) ListRoles(ctx context.Context) ([]resources.Role, error) {
 
 // GrantRole gives a person a role; RevokeRole takes it away. Both take effect
 // on the person's tokens at their next request.
-func (s *Store) GrantRole(ctx context.Context, as, email, role string) (resources.User, error) {
-	return s.changeRoles(ctx, as, email, "user.role_grant", func(tx bun.Tx, id int64) error { return addRole(ctx, tx, id, role) })
+func (s *Store) GrantRole(ctx context.Context, by resources.Actor, email, role string) (resources.User, error) {
+	return s.changeRoles(ctx, by, email, "user.role_grant", func(tx bun.Tx, id int64) error { return addRole(ctx, tx, id, role) })
 }
 
 // RevokeRole removes a role from a person (see GrantRole).
-func (s *Store) RevokeRole(ctx context.Context, as, email, role string) (resources.User, error) {
-	return s.changeRoles(ctx, as, email, "user.role_revoke", func(tx bun.Tx, id int64) error {
+func (s *Store) RevokeRole(ctx context.Context, by resources.Actor, email, role string) (resources.User, error) {
+	return s.changeRoles(ctx, by, email, "user.role_revoke", func(tx bun.Tx, id int64) error {
 		return guardAdministrators(ctx, tx, id, func() error {
 			_, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)
 			return err
@@ -157,10 +157,10 @@ func (s *Store) RevokeRole(ctx context.Context, as, email, role string) (resourc
 	})
 }
 
-func (s *Store) changeRoles(ctx context.Context, as, email, action string, change func(bun.Tx, int64) error) (resources.User, error) {
+func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, action string, change func(bun.Tx, int64) error) (resources.User, error) {
 	var out resources.User
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		actor, err := actorFor(ctx, tx, as, resources.PermAdmin)
+		actor, err := actorFor(ctx, tx, by, resources.PermAdmin)
 		if err != nil {
 			return err
 		}

@@ -146,5 +146,5 @@ type KeptNode struct {
 // one transaction with one audit event, done as the person as (empty: the
 // host operator: ops:cli).
 type InventoryImporter interface {
-	ImportInventory(ctx context.Context, as string, f InventoryFile) (InventoryImport, error)
+	ImportInventory(ctx context.Context, by Actor, f InventoryFile) (InventoryImport, error)
 }

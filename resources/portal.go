@@ -61,20 +61,24 @@ type MintedToken struct {
 }
 
 // Portal carries out the actions reserved to a signed-in person. Each one
-// runs in one transaction with its audit event (auth kind "session").
+// runs in one transaction with its audit event (auth kind "session"). The
+// actor `by` names the acting person by e-mail (Label) and, for a web
+// request, carries its RequestID and SourceIP into the audit row; the store
+// fills in the person's UserID. Where an action allows it, an empty Label
+// is the host operator at the console, audited as "ops:cli".
 type Portal interface {
-	SetAPIEnabled(ctx context.Context, as string, enabled bool) (Settings, error)
-	CreateUser(ctx context.Context, as string, u NewUser) (User, error)
-	CreateRole(ctx context.Context, as string, r Role) (Role, error)
-	GrantRole(ctx context.Context, as, email, role string) (User, error)
-	RevokeRole(ctx context.Context, as, email, role string) (User, error)
+	SetAPIEnabled(ctx context.Context, by Actor, enabled bool) (Settings, error)
+	CreateUser(ctx context.Context, by Actor, u NewUser) (User, error)
+	CreateRole(ctx context.Context, by Actor, r Role) (Role, error)
+	GrantRole(ctx context.Context, by Actor, email, role string) (User, error)
+	RevokeRole(ctx context.Context, by Actor, email, role string) (User, error)
 	ListRoles(ctx context.Context) ([]Role, error)
-	CreateServiceAccount(ctx context.Context, as string, sa NewServiceAccount) (ServiceAccount, error)
-	CreateToken(ctx context.Context, as string, t NewToken) (MintedToken, error)
-	RevokeToken(ctx context.Context, as string, id int64) (APIToken, error)
-	ExtendToken(ctx context.Context, as string, id int64, days int) (APIToken, error)
+	CreateServiceAccount(ctx context.Context, by Actor, sa NewServiceAccount) (ServiceAccount, error)
+	CreateToken(ctx context.Context, by Actor, t NewToken) (MintedToken, error)
+	RevokeToken(ctx context.Context, by Actor, id int64) (APIToken, error)
+	ExtendToken(ctx context.Context, by Actor, id int64, days int) (APIToken, error)
 	// MintNodeKey enrols a node's agent or rotates its key (see NodeKeyMint).
-	MintNodeKey(ctx context.Context, as, hostname string) (NodeKeyMint, error)
+	MintNodeKey(ctx context.Context, by Actor, hostname string) (NodeKeyMint, error)
 }
 
 // Problem codes of portal actions.

@@ -194,9 +194,9 @@ type Releases interface {
 
 // ReleaseDesk is what the portal and pipelines do to releases.
 type ReleaseDesk interface {
-	ApproveRelease(ctx context.Context, as string, id int64, note string) (ReleaseOperation, error)
-	RejectRelease(ctx context.Context, as string, id int64, reason string) (ReleaseOperation, error)
-	BookDataCopy(ctx context.Context, as string, projectID int64, from, to string) (ReleaseOperation, error)
+	ApproveRelease(ctx context.Context, by Actor, id int64, note string) (ReleaseOperation, error)
+	RejectRelease(ctx context.Context, by Actor, id int64, reason string) (ReleaseOperation, error)
+	BookDataCopy(ctx context.Context, by Actor, projectID int64, from, to string) (ReleaseOperation, error)
 	DeployReporter
 }
 

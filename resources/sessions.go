@@ -29,6 +29,7 @@ type Session struct {
 	DisplayName string
 	CreatedAt   time.Time
 	LastSeenAt  time.Time
+	Permissions []string // the keys the person holds now, read with the session
 }
 
 // SessionID is a session's secret as the browser holds it; the store keeps

@@ -66,7 +66,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 // enableAPI turns the API on, as an administrator does in the portal.
 func (e *env) enableAPI() *env {
 	e.t.Helper()
-	if _, err := e.api.Portal.SetAPIEnabled(e.t.Context(), adminEmail, true); err != nil {
+	if _, err := e.api.Portal.SetAPIEnabled(e.t.Context(), resources.Actor{Label: adminEmail}, true); err != nil {
 		e.t.Fatal(err)
 	}
 	return e

@@ -57,7 +57,7 @@ func populate(t *testing.T, e *env) string {
 	serving, repo, role := "serving", "Qwen/Qwen3-Coder-30B", "head"
 	e.api.Monitor.Set("gpu-1", resources.NodeLive{Status: &serving, Cluster: &resources.NodeCluster{Name: "fra1", Role: &role},
 		Models: []resources.NodeModel{{Model: "qwen3-coder", Repo: &repo, State: &serving}}})
-	if _, err := e.api.Portal.CreateServiceAccount(ctx, adminEmail, resources.NewServiceAccount{Name: "ci",
+	if _, err := e.api.Portal.CreateServiceAccount(ctx, resources.Actor{Label: adminEmail}, resources.NewServiceAccount{Name: "ci",
 		Description: "CI", Permissions: []string{resources.PermAIRead}}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 
+	"platformapi/resources"
 	"platformapi/resources/nodeagent"
 )
 
@@ -22,7 +23,7 @@ type Agent struct {
 // the agent's limits (its roots, key and logger are the Env's).
 func (e *Env) StartAgent(host string, cfg nodeagent.Config) *Agent {
 	e.T.Helper()
-	k, err := e.Portal.MintNodeKey(context.Background(), AdminEmail, host)
+	k, err := e.Portal.MintNodeKey(context.Background(), resources.Actor{Label: AdminEmail}, host)
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -163,11 +163,11 @@ func New(t testing.TB, o Options) *Env {
 	e.Clock, e.logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &testkit.LockedBuffer{}, codehostsim.New(),
 		monitoringsim.New()
 	st.SetClock(e.Clock.Now)
-	if _, err := e.Portal.CreateUser(ctx, "", resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
+	if _, err := e.Portal.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
 		t.Fatal(err)
 	}
 	if !o.Disabled {
-		if _, err := e.Portal.SetAPIEnabled(ctx, AdminEmail, true); err != nil {
+		if _, err := e.Portal.SetAPIEnabled(ctx, resources.Actor{Label: AdminEmail}, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -315,7 +315,7 @@ func (e *Env) TokenFor(as string, t resources.NewToken) string {
 	if t.Days == 0 {
 		t.Days = resources.TokenDefaultDays
 	}
-	m, err := e.Portal.CreateToken(context.Background(), as, t)
+	m, err := e.Portal.CreateToken(context.Background(), resources.Actor{Label: as}, t)
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -98,11 +98,11 @@ func createDB(ctx context.Context, adminDSN string) error {
 
 // fill makes the administrator, turns the API on and seeds the rows.
 func (w *world) fill(ctx context.Context) error {
-	if _, err := w.minter.CreateUser(ctx, "", resources.NewUser{Email: adminMail, DisplayName: "Bench",
+	if _, err := w.minter.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: adminMail, DisplayName: "Bench",
 		Roles: []string{"admin"}}); err != nil {
 		return err
 	}
-	if _, err := w.minter.SetAPIEnabled(ctx, adminMail, true); err != nil {
+	if _, err := w.minter.SetAPIEnabled(ctx, resources.Actor{Label: adminMail}, true); err != nil {
 		return err
 	}
 	for _, q := range seedSQL {
@@ -165,7 +165,7 @@ func (w *world) installLicence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.store.InstallLicenceAs(ctx, adminMail, bundle, p); err != nil {
+	if _, err := w.store.InstallLicenceAs(ctx, resources.Actor{Label: adminMail}, bundle, p); err != nil {
 		return err
 	}
 	w.licenceKey = base64.StdEncoding.EncodeToString(pub)
@@ -228,8 +228,9 @@ func (w *world) tokens(ctx context.Context, n int) ([]string, error) {
 	scopes := []string{resources.PermAIRead, resources.PermAIWrite, resources.PermAuditRead}
 	out := make([]string, 0, n)
 	for i := range n {
-		m, err := w.minter.CreateToken(ctx, adminMail, resources.NewToken{Name: "bench " + strconv.Itoa(i),
+		m, err := w.minter.CreateToken(ctx, resources.Actor{Label: adminMail}, resources.NewToken{Name: "bench " + strconv.Itoa(i),
 			Scopes: scopes, Days: 1})
+
 		if err != nil {
 			return nil, err
 		}

@@ -44,8 +44,9 @@ func (m *Main) buildDemo(ctx context.Context, h http.Handler) (resources.MintedT
 	if err != nil {
 		return resources.MintedToken{}, err
 	}
-	return m.Portal().CreateToken(ctx, demoAdmin, resources.NewToken{Name: "demo admin",
+	return m.Portal().CreateToken(ctx, resources.Actor{Label: demoAdmin}, resources.NewToken{Name: "demo admin",
 		Scopes: allTokenScopes(), Days: resources.TokenDefaultDays, AllowDestroy: true})
+
 }
 
 // loadDemo builds the world: a month back the demo administrator, the API
@@ -91,15 +92,16 @@ func (m *Main) demoBuilt(ctx context.Context) (bool, error) {
 // valid one is) and the demo AI node roster and catalogue rows are loaded.
 func (m *Main) loadDemoBasics(ctx context.Context) error {
 	p := m.Portal()
-	_, err := p.CreateUser(ctx, "", resources.NewUser{Email: demoAdmin,
+	_, err := p.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: demoAdmin,
 		DisplayName: "Demo Administrator", Roles: []string{"admin"}})
+
 	if e, ok := resources.AsError(err); ok && e.Code == resources.CodeEmailTaken {
 		err = nil
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := p.SetAPIEnabled(ctx, demoAdmin, true); err != nil {
+	if _, err := p.SetAPIEnabled(ctx, resources.Actor{Label: demoAdmin}, true); err != nil {
 		return err
 	}
 	if err := m.installDemoLicence(ctx); err != nil {

@@ -124,7 +124,7 @@ func (m *Main) demoNodeKey(ctx context.Context, host string) (string, error) {
 	if len(enrolled) == 1 {
 		return resources.DeriveNodeKey(m.pepper, host, enrolled[0].KeyNonce), nil
 	}
-	k, err := m.Portal().MintNodeKey(ctx, demoAdmin, host)
+	k, err := m.Portal().MintNodeKey(ctx, resources.Actor{Label: demoAdmin}, host)
 	return k.Key, err
 }
 

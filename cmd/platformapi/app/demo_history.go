@@ -42,7 +42,7 @@ type demoWorld struct {
 // instant before the clock's (demoAt; the caller holds the clock). Its
 // first write, the role operator, marks the history built (demoBuilt).
 func (m *Main) loadDemoHistory(ctx context.Context, h http.Handler) error {
-	if _, err := m.Portal().CreateRole(ctx, "", resources.Role{Name: "operator",
+	if _, err := m.Portal().CreateRole(ctx, resources.Actor{}, resources.Role{Name: "operator",
 		Description: "Customers, projects and the fleet.", Permissions: operatorKeys}); err != nil {
 		return err
 	}
@@ -86,18 +86,18 @@ func (d *demoWorld) people(ctx context.Context, h http.Handler) error {
 	}
 	for _, r := range []resources.Role{{Name: "release-manager", Description: "Promotions and approvals.", Permissions: releaseKeys},
 		{Name: "ai-engineer", Description: "Models, node caches and gateway keys.", Permissions: aiKeys}} {
-		if _, err := p.CreateRole(ctx, "", r); err != nil {
+		if _, err := p.CreateRole(ctx, resources.Actor{}, r); err != nil {
 			return err
 		}
 	}
 	for _, u := range []resources.NewUser{{Email: demoMara, DisplayName: "Mara Keller", Roles: []string{"operator"}},
 		{Email: demoJonas, DisplayName: "Jonas Berg", Roles: []string{"release-manager"}},
 		{Email: demoLi, DisplayName: "Li Wei", Roles: []string{"ai-engineer"}}} {
-		if _, err := p.CreateUser(ctx, demoAdmin, u); err != nil {
+		if _, err := p.CreateUser(ctx, resources.Actor{Label: demoAdmin}, u); err != nil {
 			return err
 		}
 	}
-	if _, err := p.CreateServiceAccount(ctx, demoAdmin, resources.NewServiceAccount{Name: "audit-exporter",
+	if _, err := p.CreateServiceAccount(ctx, resources.Actor{Label: demoAdmin}, resources.NewServiceAccount{Name: "audit-exporter",
 		Description: "Ships the audit log to the SIEM.", Permissions: []string{resources.PermAuditRead}}); err != nil {
 		return err
 	}
@@ -109,8 +109,9 @@ func (d *demoWorld) people(ctx context.Context, h http.Handler) error {
 func (d *demoWorld) tokens(ctx context.Context, h http.Handler) error {
 	p := d.m.Portal()
 	mint := func(as, name string, days int, scopes []string, sa string) (string, error) {
-		t, err := p.CreateToken(ctx, as, resources.NewToken{Name: name, Scopes: scopes, Days: days, ServiceAccount: sa,
+		t, err := p.CreateToken(ctx, resources.Actor{Label: as}, resources.NewToken{Name: name, Scopes: scopes, Days: days, ServiceAccount: sa,
 			AllowDestroy: as == demoLi})
+
 		d.ids["token:"+name] = formatID(t.Token.ID)
 		return t.Value, err
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"platformapi/resources"
+
 	"github.com/uptrace/bun"
 )
 
@@ -61,7 +63,7 @@ func (d *demoWorld) promote(ctx context.Context, project, component, env, versio
 	if err != nil {
 		return fmt.Errorf("demo world: release id of %v", op["id"])
 	}
-	if _, err := d.m.store.ApproveRelease(ctx, demoAdmin, rid, "Checked in uat with the customer."); err != nil {
+	if _, err := d.m.store.ApproveRelease(ctx, resources.Actor{Label: demoAdmin}, rid, "Checked in uat with the customer."); err != nil {
 		return err
 	}
 	_, err = d.jon.wait(ctx, id(op))
@@ -87,7 +89,7 @@ func (d *demoWorld) lastDays(ctx context.Context, _ http.Handler) error {
 		return err
 	}
 	laptop, _ := strconv.ParseInt(d.ids["token:mara old laptop"], 10, 64)
-	if _, err := d.m.Portal().RevokeToken(ctx, demoMara, laptop); err != nil {
+	if _, err := d.m.Portal().RevokeToken(ctx, resources.Actor{Label: demoMara}, laptop); err != nil {
 		return err
 	}
 	if _, err := d.li.do(ctx, http.MethodDelete, "/ai/gateway/keys/"+d.ids["key:legacy-bot"], nil); err != nil {

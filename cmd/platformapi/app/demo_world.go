@@ -29,7 +29,7 @@ func (m *Main) loadDemoWorld(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.store.ImportInventory(ctx, demoAdmin, f); err != nil {
+	if _, err := m.store.ImportInventory(ctx, resources.Actor{Label: demoAdmin}, f); err != nil {
 		return err
 	}
 	if err := m.syncSimRoster(ctx); err != nil {

@@ -65,7 +65,7 @@ func (m *Main) installDemoLicence(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = m.store.InstallLicenceAs(ctx, demoAdmin, bundle, p)
+	_, err = m.store.InstallLicenceAs(ctx, resources.Actor{Label: demoAdmin}, bundle, p)
 	return err
 }
 
@@ -127,7 +127,7 @@ func licenceInstall(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if st, err = m.store.InstallLicenceAs(c.Context(), as, raw, p); err != nil {
+			if st, err = m.store.InstallLicenceAs(c.Context(), resources.Actor{Label: as}, raw, p); err != nil {
 				return err
 			}
 			return PrintJSON(out, licenceJSON(v.Evaluate(st, m.now())))

@@ -29,7 +29,7 @@ func portalAPI(opts *Options, out io.Writer) *cobra.Command {
 		var as string
 		sub := &cobra.Command{Use: use, Short: use + " the API", Args: cobra.NoArgs,
 			RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
-				st, err := m.Portal().SetAPIEnabled(c.Context(), as, on)
+				st, err := m.Portal().SetAPIEnabled(c.Context(), resources.Actor{Label: as}, on)
 				if err != nil {
 					return err
 				}
@@ -48,7 +48,7 @@ func portalUser(opts *Options, out io.Writer) *cobra.Command {
 	var u resources.NewUser
 	create := &cobra.Command{Use: "create", Short: "Create a person", Args: cobra.NoArgs,
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
-			user, err := m.Portal().CreateUser(c.Context(), as, u)
+			user, err := m.Portal().CreateUser(c.Context(), resources.Actor{Label: as}, u)
 			if err != nil {
 				return err
 			}
@@ -71,7 +71,7 @@ func portalRole(opts *Options, out io.Writer) *cobra.Command {
 	create := &cobra.Command{Use: "create NAME", Short: "Create a role with permission keys", Args: cobra.ExactArgs(1),
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
 			r.Name = args[0]
-			role, err := m.Portal().CreateRole(c.Context(), as, r)
+			role, err := m.Portal().CreateRole(c.Context(), resources.Actor{Label: as}, r)
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ func roleChange(opts *Options, out io.Writer, grant bool) *cobra.Command {
 			if grant {
 				change = m.Portal().GrantRole
 			}
-			u, err := change(c.Context(), as, email, args[0])
+			u, err := change(c.Context(), resources.Actor{Label: as}, email, args[0])
 			if err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ func portalServiceAccount(opts *Options, out io.Writer) *cobra.Command {
 	var sa resources.NewServiceAccount
 	create := &cobra.Command{Use: "create", Short: "Create a service account", Args: cobra.NoArgs,
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
-			acct, err := m.Portal().CreateServiceAccount(c.Context(), as, sa)
+			acct, err := m.Portal().CreateServiceAccount(c.Context(), resources.Actor{Label: as}, sa)
 			if err != nil {
 				return err
 			}
@@ -154,7 +154,7 @@ func tokenCreate(opts *Options, out io.Writer) *cobra.Command {
 				}
 				t.AllowedIPs = append(t.AllowedIPs, p)
 			}
-			minted, err := m.Portal().CreateToken(c.Context(), as, t)
+			minted, err := m.Portal().CreateToken(c.Context(), resources.Actor{Label: as}, t)
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ func tokenRevoke(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t, err := m.Portal().RevokeToken(c.Context(), as, id)
+			t, err := m.Portal().RevokeToken(c.Context(), resources.Actor{Label: as}, id)
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ func tokenExtend(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t, err := m.Portal().ExtendToken(c.Context(), as, id, days)
+			t, err := m.Portal().ExtendToken(c.Context(), resources.Actor{Label: as}, id, days)
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,7 @@ func portalInventory(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := m.store.ImportInventory(c.Context(), as, f)
+			res, err := m.store.ImportInventory(c.Context(), resources.Actor{Label: as}, f)
 			if err != nil {
 				return err
 			}
@@ -46,7 +46,7 @@ func portalNodeKey(opts *Options, out io.Writer) *cobra.Command {
 			"under the token pepper. Audited as ai_node.node_key.",
 		Args: cobra.ExactArgs(1),
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
-			k, err := m.Portal().MintNodeKey(c.Context(), as, args[0])
+			k, err := m.Portal().MintNodeKey(c.Context(), resources.Actor{Label: as}, args[0])
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ func releaseDecision(opts *Options, out io.Writer, approve bool) *cobra.Command 
 			if approve {
 				decide = m.store.ApproveRelease
 			}
-			r, err := decide(c.Context(), as, id, text)
+			r, err := decide(c.Context(), resources.Actor{Label: as}, id, text)
 			if err != nil {
 				return err
 			}
@@ -82,7 +82,7 @@ func dataCopyBook(opts *Options, out io.Writer) *cobra.Command {
 	var project int64
 	cmd := &cobra.Command{Use: "book", Short: "Book a data copy (refused into PROD while the PROD data lock is set)", Args: cobra.NoArgs,
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
-			r, err := m.store.BookDataCopy(c.Context(), as, project, from, to)
+			r, err := m.store.BookDataCopy(c.Context(), resources.Actor{Label: as}, project, from, to)
 			if err != nil {
 				return err
 			}

@@ -133,7 +133,7 @@ func (w *portalWorld) signedIn() bool { return strings.Contains(w.page(), "Signe
 // person creates an active person.
 func (w *portalWorld) person(email, name string) resources.User {
 	w.t.Helper()
-	u, err := w.m.store.CreateUser(w.t.Context(), "", resources.NewUser{Email: email, DisplayName: name})
+	u, err := w.m.store.CreateUser(w.t.Context(), resources.Actor{}, resources.NewUser{Email: email, DisplayName: name})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestAcc_DataSources_ReadTheAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Store.ImportInventory(context.Background(), apitest.AdminEmail, f); err != nil {
+	if _, err := a.Store.ImportInventory(context.Background(), resources.Actor{Label: apitest.AdminEmail}, f); err != nil {
 		t.Fatal(err)
 	}
 	online, role := true, "head"
