@@ -256,3 +256,29 @@ func DecodeLicenceUnverified(bundle string) (LicencePayload, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(body, "="))
 	return p, err == nil && json.Unmarshal(raw, &p) == nil
 }
+
+// LicenceInstallerAs installs a verified bundle as a person of the portal
+// (who needs licence-admin-global or admin).
+type LicenceInstallerAs interface {
+	StoredLicence(ctx context.Context) (StoredLicence, error)
+	InstallLicenceAs(ctx context.Context, by Actor, bundle string, p LicencePayload) (StoredLicence, error)
+}
+
+// InstallAs verifies bundle for this installation at now and installs it
+// as by: the one road of the portal's page and the portal CLI. It answers
+// the licence as verified after the install.
+func (v LicenceVerifier) InstallAs(ctx context.Context, s LicenceInstallerAs, by Actor, bundle string,
+	now time.Time) (Licence, error) {
+	st, err := s.StoredLicence(ctx)
+	if err != nil {
+		return Licence{}, err
+	}
+	p, err := v.Verify(bundle, st.InstallationID, now)
+	if err != nil {
+		return Licence{}, err
+	}
+	if st, err = s.InstallLicenceAs(ctx, by, bundle, p); err != nil {
+		return Licence{}, err
+	}
+	return v.Evaluate(st, now), nil
+}

@@ -27,10 +27,11 @@ const (
 	loginCookie   = "platformapi_login"
 )
 
-// contentSecurityPolicy allows the pages nothing but their own forms: no
-// script, no style, no frame (frame-ancestors 'none').
-const contentSecurityPolicy = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; " +
-	"base-uri 'none'"
+// contentSecurityPolicy allows the pages their own style sheet, logo and
+// copy-button script and forms, nothing inline, nothing from elsewhere, no
+// framing (frame-ancestors 'none').
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // Config configures the portal.
 type Config struct {
@@ -43,6 +44,13 @@ type Config struct {
 	// https://platform.example.com); empty: taken from each request.
 	BaseURL  string
 	Sessions resources.Sessions
+	// Actions carries out what a signed-in person does (the portal CLI's
+	// implementation: one rule each); Store reads what the pages show.
+	Actions resources.Portal
+	Store   Store
+	// Licence verifies licence bundles installed from the Administration
+	// page (the keys the server trusts).
+	Licence resources.LicenceVerifier
 	// LoginKey signs the sign-in cookie (at least 32 bytes).
 	LoginKey []byte
 	Now      func() time.Time // nil: time.Now
@@ -73,6 +81,10 @@ func New(cfg Config) *Handler {
 	mux.HandleFunc("GET /portal/login", labelled("portal-login", h.login))
 	mux.HandleFunc("GET /portal/callback", labelled("portal-callback", h.callback))
 	mux.HandleFunc("POST /portal/logout", labelled("portal-logout", h.logout))
+	mux.HandleFunc("GET /portal/style.css", labelled("portal-style", h.style))
+	mux.HandleFunc("GET /portal/copy.js", labelled("portal-script", h.script))
+	mux.HandleFunc("GET /portal/logo", labelled("portal-logo", h.logo))
+	h.routePages(mux)
 	mux.HandleFunc("/portal", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Path, http.StatusMovedPermanently)
 	})
@@ -114,12 +126,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // index shows who is signed in with a sign-out button, or a sign-in link.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	s, ok := h.session(w, r)
-	data := indexPage{Configured: h.oidc != nil}
-	if ok {
-		data.Person = &s
+	v := view{Title: "Welcome", Page: indexPage{Configured: h.oidc != nil}}
+	if s, ok := h.session(w, r); ok {
+		v.Person = &s
 	}
-	h.render(w, http.StatusOK, indexTemplate, data)
+	h.render(w, r, http.StatusOK, indexTemplate, v)
 }
 
 // session returns the request's live session; a cookie of an ended session
@@ -192,14 +203,5 @@ func (h *Handler) fault(w http.ResponseWriter, r *http.Request, doing string, er
 
 // refuse answers a plain page saying why.
 func (h *Handler) refuse(w http.ResponseWriter, status int, message string) {
-	h.render(w, status, refusalTemplate, refusalPage{Message: message})
-}
-
-// render writes the page t with data.
-func (h *Handler) render(w http.ResponseWriter, status int, t templateName, data any) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	if err := pages.ExecuteTemplate(w, string(t), data); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
-		h.cfg.Logger.Error("portal: rendering a page", "page", t, "error", err)
-	}
+	h.render(w, nil, status, refusalTemplate, view{Title: "Refused", Problem: message})
 }

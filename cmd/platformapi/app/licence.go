@@ -119,18 +119,11 @@ func licenceInstall(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := m.store.StoredLicence(c.Context())
+			l, err := v.InstallAs(c.Context(), m.store, resources.Actor{Label: as}, raw, m.now())
 			if err != nil {
 				return err
 			}
-			p, err := v.Verify(raw, st.InstallationID, time.Now())
-			if err != nil {
-				return err
-			}
-			if st, err = m.store.InstallLicenceAs(c.Context(), resources.Actor{Label: as}, raw, p); err != nil {
-				return err
-			}
-			return PrintJSON(out, licenceJSON(v.Evaluate(st, m.now())))
+			return PrintJSON(out, licenceJSON(l))
 		})}
 	cmd.Flags().StringVar(&as, "as", "", "e-mail of the acting person, holding licence-admin-global (required)")
 	cmd.Flags().StringVar(&file, "bundle", "-", "file holding the bundle; - reads standard input")

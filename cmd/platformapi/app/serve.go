@@ -165,14 +165,15 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	} else {
 		m.runFeed(ctx, func(ctx context.Context) { m.feed.Run(ctx, srv) })
 	}
-	if err := m.mountPortal(ctx, srv.Router(), o.Portal); err != nil {
+	if err := m.mountPortal(ctx, srv.Router(), o.Portal, verifier); err != nil {
 		return nil, err
 	}
 	return srv.Router(), nil
 }
 
 // mountPortal mounts the people's portal at /portal/ on the root router.
-func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions) error {
+// Its licence installs trust what the API's PUT /licence trusts (v).
+func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions, v resources.LicenceVerifier) error {
 	key, err := m.store.ServerKey(ctx, "portal-login")
 	if err != nil {
 		return err
@@ -181,7 +182,8 @@ func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions) e
 		m.opts.Logger.Warn("no OpenID provider configured (--oidc-issuer): the portal cannot sign anyone in")
 	}
 	h := portal.New(portal.Config{Issuer: o.OIDCIssuer, ClientID: o.OIDCClientID, ClientSecret: o.OIDCClientSecret,
-		BaseURL: o.URL, Sessions: m.store, LoginKey: key, Now: m.now, Logger: m.opts.Logger})
+		BaseURL: o.URL, Sessions: m.store, Actions: m.Portal(), Store: m.store, Licence: v, LoginKey: key,
+		Now: m.now, Logger: m.opts.Logger})
 	r.Handle("/portal", h)
 	r.Handle("/portal/*", h)
 	return nil

@@ -1,0 +1,199 @@
+package portal
+
+import (
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"platformapi/resources"
+)
+
+// listLimit is how many rows a portal list shows (the API pages further).
+const listLimit = 100
+
+// tokensPage is the API tokens page: the person's tokens, the service
+// accounts' for token administrators, and the form to mint one.
+type tokensPage struct {
+	Mine          []tokenLine
+	Accounts      []resources.ServiceAccount // token administrators only
+	AccountTokens []tokenLine                // token administrators only
+	Scopes        []string                   // keys the person may put on a token
+	CanAdmin      bool                       // holds api-tokens-admin-global
+	Form          tokenForm                  // the refused form, refilled
+	DefaultDays   int
+	MaxDays       int
+}
+
+// tokenLine is a token as a row of the page (never its value).
+type tokenLine struct {
+	resources.APIToken
+	Status string
+}
+
+// tokenRows is a table of tokens with what its action forms need.
+type tokenRows struct {
+	Lines                []tokenLine
+	CanAdmin             bool
+	DefaultDays, MaxDays int
+}
+
+// newTokenRows is the table of lines on pg (a template function).
+func newTokenRows(lines []tokenLine, pg tokensPage) tokenRows {
+	return tokenRows{Lines: lines, CanAdmin: pg.CanAdmin, DefaultDays: pg.DefaultDays, MaxDays: pg.MaxDays}
+}
+
+// tokenForm is the mint form as posted.
+type tokenForm struct {
+	Name, AllowedIPs, ServiceAccount string
+	Scopes                           []string
+	Days                             int
+	AllowDestroy                     bool
+}
+
+// routeTokens registers the API tokens page and its actions.
+func (h *Handler) routeTokens(mux *http.ServeMux) {
+	mux.HandleFunc("GET /portal/tokens", h.signedIn("portal-tokens", h.tokens))
+	mux.HandleFunc("POST /portal/tokens", h.signedIn("portal-token-create", h.createToken))
+	mux.HandleFunc("POST /portal/tokens/{id}/revoke", h.signedIn("portal-token-revoke", h.revokeToken))
+	mux.HandleFunc("POST /portal/tokens/{id}/extend", h.signedIn("portal-token-extend", h.extendToken))
+	mux.HandleFunc("POST /portal/service-accounts", h.signedIn("portal-service-account-create",
+		h.createServiceAccount))
+}
+
+// tokens shows the page with the notice of the last action.
+func (h *Handler) tokens(w http.ResponseWriter, r *http.Request, p resources.Session) {
+	form := tokenForm{Days: resources.TokenDefaultDays}
+	h.showTokens(w, r, p, http.StatusOK, view{Notice: notice(r)}, form)
+}
+
+// showTokens renders the tokens page with v's notice or problem.
+func (h *Handler) showTokens(w http.ResponseWriter, r *http.Request, p resources.Session, status int, v view,
+	form tokenForm) {
+	pg := tokensPage{CanAdmin: slices.Contains(p.Permissions, resources.PermAPITokensAdmin), Form: form,
+		DefaultDays: resources.TokenDefaultDays, MaxDays: resources.TokenMaxDays}
+	for _, k := range p.Permissions {
+		if resources.TokenAllowed(k) {
+			pg.Scopes = append(pg.Scopes, k)
+		}
+	}
+	var err error
+	if pg.Mine, err = h.tokenLines(r, resources.TokenFilter{UserID: p.UserID}); err == nil && pg.CanAdmin {
+		err = h.accountTokens(r, &pg)
+	}
+	if err != nil {
+		h.fault(w, r, "listing tokens", err)
+		return
+	}
+	v.Title, v.Person, v.Page = "API tokens", &p, pg
+	h.render(w, r, status, tokensTemplate, v)
+}
+
+// tokenLines lists the newest tokens matching f with their status now.
+func (h *Handler) tokenLines(r *http.Request, f resources.TokenFilter) ([]tokenLine, error) {
+	page, err := h.cfg.Store.ListTokens(r.Context(), f, resources.PageQuery{Limit: listLimit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tokenLine, len(page.Items))
+	for i, t := range page.Items {
+		out[i] = tokenLine{APIToken: t, Status: t.Status(h.cfg.Now())}
+	}
+	return out, nil
+}
+
+// accountTokens fills in the service accounts and their tokens.
+func (h *Handler) accountTokens(r *http.Request, pg *tokensPage) error {
+	accts, err := h.cfg.Store.ListServiceAccounts(r.Context(), resources.PageQuery{Limit: listLimit})
+	if err != nil {
+		return err
+	}
+	pg.Accounts = accts.Items
+	for _, a := range accts.Items {
+		lines, err := h.tokenLines(r, resources.TokenFilter{ServiceAccountID: a.ID})
+		if err != nil {
+			return err
+		}
+		pg.AccountTokens = append(pg.AccountTokens, lines...)
+	}
+	return nil
+}
+
+// createToken mints a token and shows its value this once.
+func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, p resources.Session) {
+	form, t, err := parseTokenForm(r)
+	if err == nil {
+		var minted resources.MintedToken
+		if minted, err = h.cfg.Actions.CreateToken(r.Context(), actingAs(r, p), t); err == nil {
+			h.render(w, r, http.StatusOK, mintedTemplate, view{Title: "Your new token", Person: &p, Page: minted})
+			return
+		}
+	}
+	h.refused(w, r, p, "minting a token", err, func(status int, v view) { h.showTokens(w, r, p, status, v, form) })
+}
+
+// parseTokenForm reads the mint form into what the portal action takes.
+func parseTokenForm(r *http.Request) (tokenForm, resources.NewToken, error) {
+	if err := r.ParseForm(); err != nil {
+		return tokenForm{}, resources.NewToken{}, resources.Invalid("form", resources.CodeValidationFailed,
+			"the form could not be read")
+	}
+	f := tokenForm{Name: strings.TrimSpace(r.PostForm.Get("name")), Scopes: r.PostForm["scopes"],
+		AllowedIPs: r.PostForm.Get("allowed_ips"), ServiceAccount: r.PostForm.Get("service_account"),
+		AllowDestroy: r.PostForm.Get("allow_destroy") == "on"}
+	days, err := formDays(r.PostForm.Get("days"))
+	f.Days = days
+	t := resources.NewToken{Name: f.Name, Scopes: f.Scopes, Days: days, AllowDestroy: f.AllowDestroy,
+		ServiceAccount: f.ServiceAccount}
+	if err != nil {
+		return f, t, err
+	}
+	for _, s := range strings.FieldsFunc(f.AllowedIPs, func(c rune) bool {
+		return c == ',' || c == ' ' ||
+			c == '\n' || c == '\r' || c == '\t'
+	}) {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			return f, t, resources.Invalid("allowed_ips", resources.CodeValidationFailed,
+				"%q is not a network in CIDR form (e.g. 203.0.113.0/24)", s)
+		}
+		t.AllowedIPs = append(t.AllowedIPs, pfx)
+	}
+	return f, t, nil
+}
+
+// formDays reads a lifetime in days from a form field.
+func formDays(s string) (int, error) {
+	days, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, resources.Invalid("days", resources.CodeValidationFailed, "the lifetime must be a number of days")
+	}
+	return days, resources.ValidateTokenDays(days)
+}
+
+// refused shows a domain refusal of an action on its page (422 for a bad
+// form, 403 for a missing permission, 409 for a conflict); other failures
+// answer the fault page.
+func (h *Handler) refused(w http.ResponseWriter, r *http.Request, p resources.Session, doing string, err error,
+	show func(status int, v view)) {
+	msg, ok := problemText(err)
+	if !ok {
+		h.fault(w, r, doing, err)
+		return
+	}
+	status := http.StatusUnprocessableEntity
+	if e, _ := resources.AsError(err); e != nil {
+		switch e.Kind {
+		case resources.KindForbidden:
+			status = http.StatusForbidden
+		case resources.KindConflict:
+			status = http.StatusConflict
+		case resources.KindNotFound:
+			status = http.StatusNotFound
+		case resources.KindUnavailable:
+			status = http.StatusServiceUnavailable
+		}
+	}
+	show(status, view{Problem: msg})
+}

@@ -1,0 +1,181 @@
+package app
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"platformapi/resources"
+)
+
+// enableAPI turns the API on as a fresh administrator.
+func (w *portalWorld) enableAPI() {
+	w.t.Helper()
+	w.personWith("root@example.test", "Root", resources.PermAdmin)
+	if _, err := w.m.Portal().SetAPIEnabled(w.t.Context(), resources.Actor{Label: "root@example.test"},
+		true); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// TestPortalTokens_Mint_ValueShownOnceWorksOnTheAPIAndIsAudited mints a
+// token on the page: the value appears once (never again on the list),
+// opens /api/v1/whoami as its owner, and the audit row names the person,
+// auth kind session, the request id and the address, without the value.
+func TestPortalTokens_Mint_ValueShownOnceWorksOnTheAPIAndIsAudited(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.enableAPI()
+	w.personWith("ada@example.test", "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
+	w.signedInAs("ada@example.test")
+	page := w.get("/portal/tokens")
+	for _, want := range []string{`id="create-token"`, `value="tenancy-read-global"`, "None yet."} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("tokens page lacks %q:\n%s", want, page)
+		}
+	}
+	res, body := w.post("/portal/tokens", url.Values{"name": {"laptop"}, "scopes": {resources.PermTenancyRead},
+		"days": {"30"}, "allowed_ips": {"127.0.0.0/8"}}, "req-mint-1")
+	value := mintedValue(body)
+	if res.StatusCode != http.StatusOK || !strings.HasPrefix(value, "svc_pat_") {
+		t.Fatalf("mint: %d, value %q\n%s", res.StatusCode, value, body)
+	}
+	if res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the page with the value may be cached: %q", res.Header.Get("Cache-Control"))
+	}
+	status, who := w.api(http.MethodGet, "/whoami", value)
+	if status != http.StatusOK || !strings.Contains(who, "ada@example.test") {
+		t.Fatalf("whoami with the minted token: %d %s", status, who)
+	}
+	if list := w.get("/portal/tokens"); strings.Contains(list, value) || !strings.Contains(list, "laptop") {
+		t.Fatalf("the list shows the value again, or not the token:\n%s", list)
+	}
+	var got struct{ Actor, AuthKind, RequestID, SourceIP, After string }
+	if err := w.m.db.NewRaw(`SELECT actor, auth_kind, request_id, source_ip, after_state::text FROM audit_events
+		WHERE action = 'api_token.create'`).Scan(t.Context(), &got.Actor, &got.AuthKind, &got.RequestID,
+		&got.SourceIP, &got.After); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got.After, value) || strings.Contains(got.After, value[8:]) {
+		t.Fatalf("the audit row holds the token value: %s", got.After)
+	}
+	got.After = ""
+	want := struct{ Actor, AuthKind, RequestID, SourceIP, After string }{"ada@example.test", "session",
+		"req-mint-1", "127.0.0.1", ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("audit row (-want +got)\n%s", diff)
+	}
+}
+
+// TestPortalTokens_MintRefused_PageSaysWhyNothingCreated: each broken rule
+// answers the page with the rule's words and the form refilled, and no
+// token exists.
+func TestPortalTokens_MintRefused_PageSaysWhyNothingCreated(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.personWith("ada@example.test", "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
+	w.personWith("bob@example.test", "Bob", resources.PermTenancyRead)
+	cases := []struct {
+		name, as string
+		form     url.Values
+		status   int
+		says     string
+	}{
+		{"days out of range", "ada@example.test", url.Values{"name": {"ci-days"},
+			"scopes": {resources.PermTenancyRead}, "days": {"400"}}, 422, "token lifetime must be 1 to 365 days"},
+		{"scope not held", "ada@example.test", url.Values{"name": {"ci-scope"}, "scopes": {resources.PermAuditRead},
+			"days": {"30"}}, 422, "is not held by the minting person"},
+		{"scope never on a token", "ada@example.test", url.Values{"name": {"ci-admin"},
+			"scopes": {resources.PermAdmin}, "days": {"30"}}, 422, "can never be put on a token"},
+		{"bad network", "ada@example.test", url.Values{"name": {"ci-net"}, "scopes": {resources.PermTenancyRead},
+			"days": {"30"}, "allowed_ips": {"10.0.0.0/8, nonsense"}}, 422, "is not a network in CIDR form"},
+		{"minter lacks api-tokens-admin-global", "bob@example.test", url.Values{"name": {"ci-bob"},
+			"scopes": {resources.PermTenancyRead}, "days": {"30"}}, 403, "minting a token needs api-tokens-admin-global"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w.signedInAs(c.as)
+			res, body := w.post("/portal/tokens", c.form, "req-"+c.form.Get("name"))
+			if res.StatusCode != c.status || !strings.Contains(body, c.says) {
+				t.Fatalf("want %d saying %q, got %d:\n%s", c.status, c.says, res.StatusCode, body)
+			}
+			if c.status == 422 && !strings.Contains(body, `value="`+c.form.Get("name")+`"`) {
+				t.Fatalf("the form is not refilled:\n%s", body)
+			}
+		})
+	}
+	if n := w.count("SELECT count(*) FROM api_tokens"); n != 0 {
+		t.Fatalf("refused mints left %d tokens", n)
+	}
+}
+
+// TestPortalTokens_RevokeAndExtend: a person revokes their own token (it
+// stops at once); extending needs api-tokens-admin-global; revoking
+// another's token needs it too.
+func TestPortalTokens_RevokeAndExtend(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.enableAPI()
+	w.personWith("ada@example.test", "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
+	w.personWith("bob@example.test", "Bob", resources.PermTenancyRead)
+	mint := func(as, owner string) (int64, string) {
+		t.Helper()
+		m, err := w.m.Portal().CreateToken(t.Context(), resources.Actor{Label: as},
+			resources.NewToken{Name: "t-" + owner, Scopes: []string{resources.PermTenancyRead}, Days: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Token.ID, m.Value
+	}
+	adaID, adaValue := mint("ada@example.test", "ada")
+	w.signedInAs("bob@example.test")
+	id := func(n int64) string { return strconv.FormatInt(n, 10) }
+	if res, body := w.post("/portal/tokens/"+id(adaID)+"/revoke", nil, "req-r1"); res.StatusCode != 403 ||
+		!strings.Contains(body, "revoking another&#39;s token needs api-tokens-admin-global") {
+		t.Fatalf("Bob revoking Ada's token: %d\n%s", res.StatusCode, body)
+	}
+	if res, _ := w.post("/portal/tokens/"+id(adaID)+"/extend", url.Values{"days": {"200"}}, "r2"); res.StatusCode != 403 {
+		t.Fatalf("Bob extending: %d", res.StatusCode)
+	}
+	w.signedInAs("ada@example.test")
+	res, _ := w.post("/portal/tokens/"+id(adaID)+"/extend", url.Values{"days": {"200"}}, "req-extend")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/tokens?done=token-extended" {
+		t.Fatalf("extend: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if !strings.Contains(w.get("/portal/tokens?done=token-extended"), "The token&#39;s expiry is extended.") {
+		t.Fatal("no notice after the extension")
+	}
+	res, _ = w.post("/portal/tokens/"+id(adaID)+"/revoke", nil, "req-revoke")
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revoke own token: %d", res.StatusCode)
+	}
+	if status, _ := w.api(http.MethodGet, "/whoami", adaValue); status != http.StatusUnauthorized {
+		t.Fatalf("whoami with the revoked token: %d", status)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_events WHERE action IN ('api_token.extend', 'api_token.revoke')
+		AND auth_kind = 'session' AND request_id IN ('req-extend', 'req-revoke')`); n != 2 {
+		t.Fatalf("audit rows of the two actions with their request ids: %d", n)
+	}
+	if res, _ := w.post("/portal/tokens/abc/revoke", nil, "r3"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("revoke of a malformed id: %d", res.StatusCode)
+	}
+}
+
+// TestPortalPages_SignedOut_NothingDone: a page without a session sends the
+// browser to sign in; an action without one is refused and changes nothing.
+func TestPortalPages_SignedOut_NothingDone(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.personWith("ada@example.test", "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
+	for _, p := range []string{"/portal/tokens", "/portal/approvals", "/portal/admin"} {
+		if res, _ := w.do(http.MethodGet, w.url+p, nil); res.StatusCode != http.StatusSeeOther ||
+			res.Header.Get("Location") != "/portal/" {
+			t.Fatalf("GET %s signed out: %d %s", p, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	res, _ := w.post("/portal/tokens", url.Values{"name": {"x"}, "scopes": {resources.PermTenancyRead},
+		"days": {"30"}}, "r")
+	if res.StatusCode != http.StatusForbidden || w.count("SELECT count(*) FROM api_tokens") != 0 {
+		t.Fatalf("mint signed out: %d", res.StatusCode)
+	}
+}
