@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"crypto/tls"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
@@ -34,6 +36,20 @@ type portalWorld struct {
 // sign-in at a fresh OpenID provider (none when noIssuer).
 func startPortal(t *testing.T, plain, noIssuer bool) *portalWorld {
 	t.Helper()
+	return startPortalWith(t, plain, noIssuer, false)
+}
+
+// startPortalDemo serves the portal of the demo world (serve --demo: its
+// people, the prod promotion awaiting approval) with the background worker
+// and the simulated pipeline running.
+func startPortalDemo(t *testing.T) *portalWorld {
+	t.Helper()
+	return startPortalWith(t, false, false, true)
+}
+
+// startPortalWith is startPortal, in demo mode when demo.
+func startPortalWith(t *testing.T, plain, noIssuer, demo bool) *portalWorld {
+	t.Helper()
 	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "portal-test-pepper-0123456789")
 	start := time.Now().UTC().Truncate(time.Second)
 	m, err := Open(t.Context(), Options{DatabaseURL: pgtest.DSN(t), FrozenClock: start,
@@ -51,9 +67,13 @@ func startPortal(t *testing.T, plain, noIssuer bool) *portalWorld {
 	if noIssuer {
 		po = PortalOptions{}
 	}
-	h, err := m.prepare(t.Context(), ServeOptions{Portal: po}, m.newRegistry())
+	reg := m.newRegistry()
+	h, err := m.prepare(t.Context(), ServeOptions{Portal: po, Demo: demo}, reg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if demo {
+		startDemoWorld(t, m, h, reg)
 	}
 	srv := httptest.NewUnstartedServer(h)
 	if plain {
@@ -67,6 +87,20 @@ func startPortal(t *testing.T, plain, noIssuer bool) *portalWorld {
 	client := &http.Client{Jar: jar, Transport: tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &portalWorld{t: t, m: m, idp: idp, url: srv.URL, client: client, start: start}
+}
+
+// startDemoWorld builds the demo world behind h and runs the worker with
+// the simulated pipeline until the test ends.
+func startDemoWorld(t *testing.T, m *Main, h http.Handler, reg prometheus.Registerer) {
+	t.Helper()
+	if _, err := m.buildDemo(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	wk, err := m.startWorker(t.Context(), ServeOptions{PollInterval: 20 * time.Millisecond}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wk.StopAndCancel(context.Background()) })
 }
 
 // do sends one request from the browser (cookies kept, no redirect

@@ -1,0 +1,101 @@
+package app
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"platformapi/resources"
+	"platformapi/resources/testkit"
+)
+
+// waitingPromotion is the demo world's prod promotion awaiting approval.
+func (w *portalWorld) waitingPromotion() resources.ReleaseOperation {
+	w.t.Helper()
+	page, err := w.m.store.ListFleetReleaseOperations(w.t.Context(),
+		resources.ReleaseFilter{Status: []string{resources.OpAwaitingApproval}}, resources.PageQuery{Limit: 10})
+	if err != nil || len(page.Items) != 1 {
+		w.t.Fatalf("the demo world's waiting promotions: %v %v", page.Items, err)
+	}
+	return page.Items[0]
+}
+
+// releaseStatus is the release operation's status now.
+func (w *portalWorld) releaseStatus(id int64) string {
+	w.t.Helper()
+	op, err := w.m.store.GetReleaseOperation(w.t.Context(), id)
+	if err != nil || op == nil {
+		w.t.Fatalf("release operation %d: %v", id, err)
+	}
+	return op.Status
+}
+
+// TestPortalApprovals_Approve_RequesterNeedsANote_ThenThePromotionSucceeds:
+// the page shows the waiting promotion with the requester, version and the
+// environment's current version; the requester is refused without a note;
+// the administrator's approval is audited with the request and the
+// pipeline then deploys it (the operation succeeds).
+func TestPortalApprovals_Approve_RequesterNeedsANote_ThenThePromotionSucceeds(t *testing.T) {
+	w := startPortalDemo(t)
+	op := w.waitingPromotion()
+	id := strconv.FormatInt(op.ID, 10)
+	w.signedInAs(demoJonas)
+	page := w.get("/portal/approvals")
+	for _, want := range []string{`id="approval-` + id + `"`, op.ProjectShortName, *op.Version,
+		"note (required: you count as the requester)", "runs <code>"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("approvals page lacks %q:\n%s", want, page)
+		}
+	}
+	res, body := w.post("/portal/approvals/"+id+"/approve", url.Values{"note": {""}}, "req-jonas")
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "only with a note") {
+		t.Fatalf("the requester approving without a note: %d\n%s", res.StatusCode, body)
+	}
+	w.signedInAs(demoAdmin)
+	res, _ = w.post("/portal/approvals/"+id+"/approve", url.Values{"note": {"checked in uat"}}, "req-approve")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/approvals?done=approved" {
+		t.Fatalf("approve: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if n := w.count(`SELECT count(*) FROM audit_events WHERE action = 'release.approve' AND actor = ?
+		AND auth_kind = 'session' AND request_id = 'req-approve' AND source_ip = '127.0.0.1'`, demoAdmin); n != 1 {
+		t.Fatalf("audit rows of the approval: %d", n)
+	}
+	testkit.Eventually(t, 20*time.Second, "the approved promotion succeeds", func() bool {
+		return w.releaseStatus(op.ID) == resources.OpSucceeded
+	})
+	if page := w.get("/portal/approvals?done=approved"); !strings.Contains(page, "Nothing waits for approval.") {
+		t.Fatalf("the approved promotion is still listed:\n%s", page)
+	}
+	res, body = w.post("/portal/approvals/"+id+"/reject", url.Values{"reason": {"too late"}}, "req-late")
+	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "release operation "+id+" is succeeded") {
+		t.Fatalf("rejecting a decided promotion: %d\n%s", res.StatusCode, body)
+	}
+}
+
+// TestPortalApprovals_Reject_NeedsAReason_ThenFailsWithIt: a rejection
+// without a reason is refused; with one the operation ends failed.
+func TestPortalApprovals_Reject_NeedsAReason_ThenFailsWithIt(t *testing.T) {
+	w := startPortalDemo(t)
+	op := w.waitingPromotion()
+	id := strconv.FormatInt(op.ID, 10)
+	w.signedInAs(demoAdmin)
+	if res, _ := w.post("/portal/approvals/"+id+"/reject", url.Values{"reason": {" "}}, "r1"); res.StatusCode !=
+		http.StatusUnprocessableEntity {
+		t.Fatalf("reject without a reason: %d", res.StatusCode)
+	}
+	res, _ := w.post("/portal/approvals/"+id+"/reject", url.Values{"reason": {"not during the sale"}}, "r2")
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reject: %d", res.StatusCode)
+	}
+	got, err := w.m.store.GetReleaseOperation(t.Context(), op.ID)
+	if err != nil || got.Status != resources.OpFailed || got.Decision == nil || got.Decision.Reason == nil ||
+		*got.Decision.Reason != "not during the sale" {
+		t.Fatalf("the rejected promotion: %+v %v", got, err)
+	}
+	if res, _ := w.post("/portal/approvals/0/approve", nil, "r3"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("approve id 0: %d", res.StatusCode)
+	}
+}
