@@ -18,6 +18,7 @@ const (
 type indexPage struct {
 	Configured bool               // sign-in with OpenID Connect is configured
 	Person     *resources.Session // the signed-in person, if any
+	Demo       bool               // demo mode: link the demo sign-in
 }
 
 // refusalPage is a plain page saying why a request was refused.
@@ -35,6 +36,7 @@ var pages = template.Must(template.New("").Parse(`
 <form method="post" action="/portal/logout"><button type="submit">Sign out</button></form>
 {{else}}{{if .Configured}}<p><a href="/portal/login">Sign in</a></p>
 {{else}}<p>Sign-in is not configured on this server.</p>{{end}}{{end}}
+{{if .Demo}}<p><a href="/portal/demo-login">Demo sign-in</a> (demo mode: pick a demo person)</p>{{end}}
 </body></html>{{end}}
 {{define "refusal"}}{{template "head"}}
 <p>{{.Message}}</p>

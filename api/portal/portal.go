@@ -47,6 +47,11 @@ type Config struct {
 	LoginKey []byte
 	Now      func() time.Time // nil: time.Now
 	Logger   *slog.Logger     // nil: slog.Default()
+
+	// DemoPeople, set in demo mode only, adds the demo sign-in at
+	// /portal/demo-login: anyone may sign in as any active person listed
+	// there, without the identity provider (demo.go).
+	DemoPeople resources.Users
 }
 
 // Handler serves the portal's routes.
@@ -73,6 +78,7 @@ func New(cfg Config) *Handler {
 	mux.HandleFunc("GET /portal/login", labelled("portal-login", h.login))
 	mux.HandleFunc("GET /portal/callback", labelled("portal-callback", h.callback))
 	mux.HandleFunc("POST /portal/logout", labelled("portal-logout", h.logout))
+	h.demoRoutes(mux)
 	mux.HandleFunc("/portal", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Path, http.StatusMovedPermanently)
 	})
@@ -115,7 +121,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // index shows who is signed in with a sign-out button, or a sign-in link.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	s, ok := h.session(w, r)
-	data := indexPage{Configured: h.oidc != nil}
+	data := indexPage{Configured: h.oidc != nil, Demo: h.cfg.DemoPeople != nil}
 	if ok {
 		data.Person = &s
 	}

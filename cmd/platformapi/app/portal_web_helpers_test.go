@@ -34,6 +34,20 @@ type portalWorld struct {
 // sign-in at a fresh OpenID provider (none when noIssuer).
 func startPortal(t *testing.T, plain, noIssuer bool) *portalWorld {
 	t.Helper()
+	return startPortalWith(t, portalSetup{plain: plain, noIssuer: noIssuer})
+}
+
+// portalSetup says how startPortalWith serves the portal.
+type portalSetup struct {
+	plain     bool // plain HTTP, else HTTPS
+	noIssuer  bool // no OpenID provider configured
+	demo      bool // demo mode (`serve --demo`): the demo sign-in
+	demoWorld bool // and the demo world built (its people), as serve --demo builds it
+}
+
+// startPortalWith serves the portal as s says, with the clock frozen.
+func startPortalWith(t *testing.T, s portalSetup) *portalWorld {
+	t.Helper()
 	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "portal-test-pepper-0123456789")
 	start := time.Now().UTC().Truncate(time.Second)
 	m, err := Open(t.Context(), Options{DatabaseURL: pgtest.DSN(t), FrozenClock: start,
@@ -48,15 +62,20 @@ func startPortal(t *testing.T, plain, noIssuer bool) *portalWorld {
 	}
 	t.Cleanup(func() { _ = idp.Shutdown() })
 	po := PortalOptions{OIDCIssuer: idp.Issuer(), OIDCClientID: idp.ClientID, OIDCClientSecret: idp.ClientSecret}
-	if noIssuer {
+	if s.noIssuer {
 		po = PortalOptions{}
 	}
-	h, err := m.prepare(t.Context(), ServeOptions{Portal: po}, m.newRegistry())
+	h, err := m.prepare(t.Context(), ServeOptions{Portal: po, Demo: s.demo}, m.newRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.demoWorld {
+		if _, err := m.buildDemo(t.Context(), h); err != nil {
+			t.Fatal(err)
+		}
+	}
 	srv := httptest.NewUnstartedServer(h)
-	if plain {
+	if s.plain {
 		srv.Start()
 	} else {
 		srv.StartTLS()

@@ -165,14 +165,15 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	} else {
 		m.runFeed(ctx, func(ctx context.Context) { m.feed.Run(ctx, srv) })
 	}
-	if err := m.mountPortal(ctx, srv.Router(), o.Portal); err != nil {
+	if err := m.mountPortal(ctx, srv.Router(), o.Portal, o.Demo); err != nil {
 		return nil, err
 	}
 	return srv.Router(), nil
 }
 
-// mountPortal mounts the people's portal at /portal/ on the root router.
-func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions) error {
+// mountPortal mounts the people's portal at /portal/ on the root router,
+// with the demo sign-in in demo mode.
+func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions, demo bool) error {
 	key, err := m.store.ServerKey(ctx, "portal-login")
 	if err != nil {
 		return err
@@ -180,8 +181,12 @@ func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions) e
 	if o.OIDCIssuer == "" {
 		m.opts.Logger.Warn("no OpenID provider configured (--oidc-issuer): the portal cannot sign anyone in")
 	}
-	h := portal.New(portal.Config{Issuer: o.OIDCIssuer, ClientID: o.OIDCClientID, ClientSecret: o.OIDCClientSecret,
-		BaseURL: o.URL, Sessions: m.store, LoginKey: key, Now: m.now, Logger: m.opts.Logger})
+	cfg := portal.Config{Issuer: o.OIDCIssuer, ClientID: o.OIDCClientID, ClientSecret: o.OIDCClientSecret,
+		BaseURL: o.URL, Sessions: m.store, LoginKey: key, Now: m.now, Logger: m.opts.Logger}
+	if demo {
+		cfg.DemoPeople = m.store
+	}
+	h := portal.New(cfg)
 	r.Handle("/portal", h)
 	r.Handle("/portal/*", h)
 	return nil
