@@ -55,7 +55,7 @@ func TestPortalBrowser_SignInWithProvider_ShowsPerson(t *testing.T) {
 
 // TestPortalBrowser_DemoSignIn_PickAPerson: in demo mode the front page
 // links the demo sign-in, which lists the demo world's people; a button
-// signs in as that person.
+// signs in as that person, another form post switches to another.
 func TestPortalBrowser_DemoSignIn_PickAPerson(t *testing.T) {
 	w, ctx := startBrowsingPortal(t, portalSetup{demo: true, demoWorld: true})
 	visit(t, ctx, w.url+"/portal/")
@@ -74,6 +74,14 @@ func TestPortalBrowser_DemoSignIn_PickAPerson(t *testing.T) {
 		t.Fatalf("the front page after the demo sign-in:\n%s", got)
 	}
 	screenshot(t, ctx, "front-page-signed-in")
+	visit(t, ctx, w.url+"/portal/demo-login") // another person: the form posts the e-mail given
+	if status := submitForm(t, ctx, `form[action="/portal/demo-login"]`,
+		map[string]string{"email": demoJonas}); status != http.StatusOK {
+		t.Fatalf("demo sign-in as %s: %d", demoJonas, status)
+	}
+	if got := textOf(t, ctx, "body"); !strings.Contains(got, "Signed in as Jonas Berg") {
+		t.Fatalf("the front page after switching to Jonas:\n%s", got)
+	}
 }
 
 // TestPortalBrowser_SignOut_SessionGone: Sign out ends the session (its
@@ -85,7 +93,7 @@ func TestPortalBrowser_SignOut_SessionGone(t *testing.T) {
 	if n := w.count("SELECT count(*) FROM portal_sessions"); n != 1 {
 		t.Fatalf("sessions after the sign-in: %d", n)
 	}
-	if status := click(t, ctx, `form[action="/portal/logout"] button`); status != http.StatusOK {
+	if status := submitForm(t, ctx, `form[action="/portal/logout"]`, nil); status != http.StatusOK {
 		t.Fatalf("signing out: %d", status)
 	}
 	got := textOf(t, ctx, "body")
