@@ -82,7 +82,8 @@ func browse(t *testing.T, ctx context.Context, what string, steps ...chromedp.Ac
 // navigating runs steps that lead the browser to another page (a link or
 // button clicked, a URL opened), waits until that page has loaded, redirects
 // followed, and returns its HTTP status.
-func navigating(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) int64 {
+func navigating(t *testing.T, ctx context.Context, what string,
+	steps ...chromedp.Action[chromedp.Void]) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
 	defer cancel()

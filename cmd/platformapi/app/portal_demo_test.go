@@ -42,7 +42,8 @@ func (w *portalWorld) demoSignIn(email string, header http.Header) (*http.Respon
 func TestPortalDemoSignIn_OutsideDemoMode_NotFound(t *testing.T) {
 	w := startPortal(t, true, false)
 	w.person("ada@example.test", "Ada Lovelace")
-	if res, body := w.do(http.MethodGet, w.url+"/portal/demo-login", nil); res.StatusCode != http.StatusNotFound {
+	res, body := w.do(http.MethodGet, w.url+"/portal/demo-login", nil)
+	if res.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /portal/demo-login outside demo mode: %d %s", res.StatusCode, body)
 	}
 	if res, body := w.demoSignIn("ada@example.test", nil); res.StatusCode != http.StatusNotFound {
