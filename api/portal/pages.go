@@ -38,6 +38,7 @@ const (
 	mintedTemplate    templateName = "minted"
 	approvalsTemplate templateName = "approvals"
 	adminTemplate     templateName = "admin"
+	demoLoginTemplate templateName = "demo-login"
 )
 
 // view is what every page shows: the layout's parts and the page's own
@@ -60,6 +61,7 @@ type brandView struct {
 // indexPage is the front page's own data.
 type indexPage struct {
 	Configured bool // sign-in with OpenID Connect is configured
+	Demo       bool // demo mode: link the demo sign-in
 }
 
 // render writes the page t for v, filling the layout's brand.

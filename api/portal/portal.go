@@ -55,6 +55,10 @@ type Config struct {
 	LoginKey []byte
 	Now      func() time.Time // nil: time.Now
 	Logger   *slog.Logger     // nil: slog.Default()
+
+	// Demo adds the demo sign-in at /portal/demo-login (serve --demo only):
+	// pick an active person and be signed in as them.
+	Demo bool
 }
 
 // Handler serves the portal's routes.
@@ -85,6 +89,7 @@ func New(cfg Config) *Handler {
 	mux.HandleFunc("GET /portal/copy.js", labelled("portal-script", h.script))
 	mux.HandleFunc("GET /portal/logo", labelled("portal-logo", h.logo))
 	h.routePages(mux)
+	h.demoRoutes(mux)
 	mux.HandleFunc("/portal", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Path, http.StatusMovedPermanently)
 	})
@@ -126,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // index shows who is signed in with a sign-out button, or a sign-in link.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	v := view{Title: "Welcome", Page: indexPage{Configured: h.oidc != nil}}
+	v := view{Title: "Welcome", Page: indexPage{Configured: h.oidc != nil, Demo: h.cfg.Demo}}
 	if s, ok := h.session(w, r); ok {
 		v.Person = &s
 	}

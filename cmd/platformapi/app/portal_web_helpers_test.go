@@ -36,7 +36,7 @@ type portalWorld struct {
 // sign-in at a fresh OpenID provider (none when noIssuer).
 func startPortal(t *testing.T, plain, noIssuer bool) *portalWorld {
 	t.Helper()
-	return startPortalWith(t, plain, noIssuer, false)
+	return startPortalWith(t, portalSetup{plain: plain, noIssuer: noIssuer})
 }
 
 // startPortalDemo serves the portal of the demo world (serve --demo: its
@@ -44,11 +44,19 @@ func startPortal(t *testing.T, plain, noIssuer bool) *portalWorld {
 // and the simulated pipeline running.
 func startPortalDemo(t *testing.T) *portalWorld {
 	t.Helper()
-	return startPortalWith(t, false, false, true)
+	return startPortalWith(t, portalSetup{demo: true, demoWorld: true})
 }
 
-// startPortalWith is startPortal, in demo mode when demo.
-func startPortalWith(t *testing.T, plain, noIssuer, demo bool) *portalWorld {
+// portalSetup says how startPortalWith serves the portal.
+type portalSetup struct {
+	plain     bool // plain HTTP, else HTTPS
+	noIssuer  bool // no OpenID provider configured
+	demo      bool // demo mode (`serve --demo`): the demo sign-in
+	demoWorld bool // and the demo world built (its people), the worker running, as serve --demo does
+}
+
+// startPortalWith serves the portal as s says, with the clock frozen.
+func startPortalWith(t *testing.T, s portalSetup) *portalWorld {
 	t.Helper()
 	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "portal-test-pepper-0123456789")
 	start := time.Now().UTC().Truncate(time.Second)
@@ -64,19 +72,19 @@ func startPortalWith(t *testing.T, plain, noIssuer, demo bool) *portalWorld {
 	}
 	t.Cleanup(func() { _ = idp.Shutdown() })
 	po := PortalOptions{OIDCIssuer: idp.Issuer(), OIDCClientID: idp.ClientID, OIDCClientSecret: idp.ClientSecret}
-	if noIssuer {
+	if s.noIssuer {
 		po = PortalOptions{}
 	}
 	reg := m.newRegistry()
-	h, err := m.prepare(t.Context(), ServeOptions{Portal: po, Demo: demo}, reg)
+	h, err := m.prepare(t.Context(), ServeOptions{Portal: po, Demo: s.demo}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if demo {
+	if s.demoWorld {
 		startDemoWorld(t, m, h, reg)
 	}
 	srv := httptest.NewUnstartedServer(h)
-	if plain {
+	if s.plain {
 		srv.Start()
 	} else {
 		srv.StartTLS()

@@ -165,15 +165,17 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	} else {
 		m.runFeed(ctx, func(ctx context.Context) { m.feed.Run(ctx, srv) })
 	}
-	if err := m.mountPortal(ctx, srv.Router(), o.Portal, verifier); err != nil {
+	if err := m.mountPortal(ctx, srv.Router(), o.Portal, verifier, o.Demo); err != nil {
 		return nil, err
 	}
 	return srv.Router(), nil
 }
 
-// mountPortal mounts the people's portal at /portal/ on the root router.
-// Its licence installs trust what the API's PUT /licence trusts (v).
-func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions, v resources.LicenceVerifier) error {
+// mountPortal mounts the people's portal at /portal/ on the root router,
+// with the demo sign-in in demo mode. Its licence installs trust what the
+// API's PUT /licence trusts (v).
+func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions, v resources.LicenceVerifier,
+	demo bool) error {
 	key, err := m.store.ServerKey(ctx, "portal-login")
 	if err != nil {
 		return err
@@ -182,8 +184,8 @@ func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions, v
 		m.opts.Logger.Warn("no OpenID provider configured (--oidc-issuer): the portal cannot sign anyone in")
 	}
 	h := portal.New(portal.Config{Issuer: o.OIDCIssuer, ClientID: o.OIDCClientID, ClientSecret: o.OIDCClientSecret,
-		BaseURL: o.URL, Sessions: m.store, Actions: m.Portal(), Store: m.store, Licence: v, LoginKey: key,
-		Now: m.now, Logger: m.opts.Logger})
+		BaseURL: o.URL, Sessions: m.store, Actions: m.Portal(), Store: m.store, Licence: v, Demo: demo,
+		LoginKey: key, Now: m.now, Logger: m.opts.Logger})
 	r.Handle("/portal", h)
 	r.Handle("/portal/*", h)
 	return nil
