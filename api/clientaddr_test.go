@@ -86,8 +86,8 @@ func TestTrustedProxies_ForwardedClient_DrivesAllowedNetworks(t *testing.T) {
 // allowed IP list judges the forwarded client, not the proxy.
 func TestTrustedProxies_ForwardedClient_DrivesTokenAllowedIPs(t *testing.T) {
 	e := proxiedEnv(t)
-	tok := e.TokenFor(apitest.AdminEmail, resources.NewToken{Name: "office", Scopes: []string{resources.PermAIRead},
-		AllowedIPs: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/28")}})
+	tok := e.TokenFor(apitest.AdminEmail, resources.NewToken{Name: "office",
+		Scopes: []string{resources.PermAIRead}, AllowedIPs: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/28")}})
 	if r := e.Do("GET", "/api/v1/whoami", tok, nil, "X-Forwarded-For", "198.51.100.5"); r.Status != 200 {
 		t.Fatalf("the allowed client: %d %s", r.Status, r.Body)
 	}

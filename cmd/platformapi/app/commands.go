@@ -70,9 +70,12 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	return root
 }
 
+// serveInput is what serve's flags give as text, parsed when it runs.
+type serveInput struct{ networks, proxies, origins, secretFile string }
+
 func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	var so ServeOptions
-	var networks, proxies, origins, secretFile string
+	var in serveInput
 	cmd := &cobra.Command{
 		Use: "serve", Short: "Serve the API at /api/v1 and MCP at /mcp (migrates first)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -80,20 +83,7 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 				defer opts.stopLogs() // every buffered line is written before serve returns
 			}
 			applyGCDefault(os.Getenv)
-			var err error
-			if so.Networks, err = parsePrefixes(networks); err != nil {
-				return fmt.Errorf("--allowed-networks: %w", err)
-			}
-			if so.TrustedProxies, err = parsePrefixes(proxies); err != nil {
-				return fmt.Errorf("--trusted-proxies: %w", err)
-			}
-			so.GitLabToken = os.Getenv("PLATFORMAPI_GITLAB_TOKEN")
-			so.WebhookSecret = os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_SECRET")
-			so.AllowedOrigins = splitList(origins)
-			if !strings.HasSuffix(so.GatewayURL, "/v1") {
-				return fmt.Errorf("--ai-gateway-url %q must end in /v1", so.GatewayURL)
-			}
-			if so.Portal.OIDCClientSecret, err = oidcClientSecret(secretFile); err != nil {
+			if err := in.parse(&so); err != nil {
 				return err
 			}
 			m, err := Open(cmd.Context(), *opts)
@@ -104,41 +94,73 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 			return m.Run(cmd.Context(), so, out)
 		},
 	}
-	f := cmd.Flags()
+	serveFlags(cmd.Flags(), &so, &opts.StatementTimeout, &in)
+	return cmd
+}
+
+// parse completes so from the text flags and the secrets' variables.
+func (in serveInput) parse(so *ServeOptions) error {
+	var err error
+	if so.Networks, err = parsePrefixes(in.networks); err != nil {
+		return fmt.Errorf("--allowed-networks: %w", err)
+	}
+	if so.TrustedProxies, err = parsePrefixes(in.proxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	so.GitLabToken = os.Getenv("PLATFORMAPI_GITLAB_TOKEN")
+	so.WebhookSecret = os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_SECRET")
+	so.AllowedOrigins = splitList(in.origins)
+	if !strings.HasSuffix(so.GatewayURL, "/v1") {
+		return fmt.Errorf("--ai-gateway-url %q must end in /v1", so.GatewayURL)
+	}
+	so.Portal.OIDCClientSecret, err = oidcClientSecret(in.secretFile)
+	return err
+}
+
+// serveFlags declares serve's flags (their variables: envflags.go).
+func serveFlags(f *pflag.FlagSet, so *ServeOptions, statementTimeout *time.Duration, in *serveInput) {
 	f.StringVar(&so.Addr, "addr", "127.0.0.1:8080", "listen address")
 	f.BoolVar(&so.Demo, "demo", false, "set up the demo administrator, enable the API and print an admin token")
-	f.StringVar(&networks, "allowed-networks", "", "client networks served, CIDR list; others get 404 like "+
+	f.StringVar(&in.networks, "allowed-networks", "", "client networks served, CIDR list; others get 404 like "+
 		"a disabled API; empty: loopback and private ranges")
-	f.StringVar(&proxies, "trusted-proxies", "", "reverse proxies, CIDR list, whose X-Forwarded-For or "+
+	f.StringVar(&in.proxies, "trusted-proxies", "", "reverse proxies, CIDR list, whose X-Forwarded-For or "+
 		"Forwarded header names the client; empty: none, the client is the connection's peer")
-	f.StringVar(&origins, "mcp-allowed-origins", "", "further Origin values accepted on /mcp, comma-separated; requests "+
-		"without Origin and loopback origins always pass")
-	serveTLSFlags(f, &so)
+	f.StringVar(&in.origins, "mcp-allowed-origins", "", "further Origin values accepted on /mcp, "+
+		"comma-separated; requests without Origin and loopback origins always pass")
+	serveTLSFlags(f, so)
 	f.StringVar(&so.GitLabURL, "gitlab-url", "", "GitLab base URL of the code host holding the customers' "+
 		"groups; empty: the simulated code host")
-	f.StringVar(&so.WebhookURL, "pipeline-webhook-url", "", "release pipeline webhook; empty: the simulated pipeline")
-	f.DurationVar(&so.ProvisionDelay, "provision-delay", 2*time.Second, "how long simulated project provisioning takes")
+	f.StringVar(&so.WebhookURL, "pipeline-webhook-url", "",
+		"release pipeline webhook; empty: the simulated pipeline")
+	f.DurationVar(&so.ProvisionDelay, "provision-delay", 2*time.Second,
+		"how long simulated project provisioning takes")
 	f.DurationVar(&so.PipelineDelay, "pipeline-delay", 3*time.Second, "how long a simulated pipeline run takes")
-	f.DurationVar(&so.JobTimeout, "job-timeout", 5*time.Minute, "a background job running longer is cancelled and retried")
-	f.DurationVar(&so.RescueAfter, "job-rescue-after", 10*time.Minute, "a job running longer (its server died) is retried")
+	f.DurationVar(&so.JobTimeout, "job-timeout", 5*time.Minute,
+		"a background job running longer is cancelled and retried")
+	f.DurationVar(&so.RescueAfter, "job-rescue-after", 10*time.Minute,
+		"a job running longer (its server died) is retried")
 	f.StringVar(&so.GatewayURL, "ai-gateway-url", resources.DefaultGatewayBaseURL,
 		"the AI gateway's OpenAI-compatible base URL clients call, ending in /v1")
 	f.StringVar(&so.MetricsAddr, "metrics-addr", "", "serve /metrics on this address instead of on --addr "+
 		"(same --allowed-networks, --trusted-proxies and TLS)")
+	serveTimeFlags(f, so, statementTimeout)
+	f.StringVar(&so.PrometheusURL, "prometheus-url", "", "Prometheus holding the node and GPU exporter metrics "+
+		"of the AI nodes; empty: simulated monitoring")
+	portalFlags(f, &so.Portal, &in.secretFile)
+}
+
+// serveTimeFlags declares serve's timeouts and intervals.
+func serveTimeFlags(f *pflag.FlagSet, so *ServeOptions, statementTimeout *time.Duration) {
 	f.DurationVar(&so.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "a request still running "+
 		"after this long is cut short: its database work ends, it answers 503 unavailable with Retry-After")
-	f.DurationVar(&opts.StatementTimeout, "statement-timeout", defaultStatementTimeout, "PostgreSQL "+
+	f.DurationVar(statementTimeout, "statement-timeout", defaultStatementTimeout, "PostgreSQL "+
 		"statement_timeout of the server's connections, lock waits included (503 unavailable); 0: the "+
 		"database's own; migrations run without it")
 	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached "+
 		"credential, and how often it reloads its view of live AI gateway keys (the bound while the change feed "+
 		"is down)")
-	f.StringVar(&so.PrometheusURL, "prometheus-url", "", "Prometheus holding the node and GPU exporter metrics "+
-		"of the AI nodes; empty: simulated monitoring")
 	f.DurationVar(&so.ReconcileInterval, "reconcile-interval", bunstore.DefaultReconcileInterval,
 		"how often node caches are compared with what the node agents report")
-	portalFlags(cmd, &so.Portal, &secretFile)
-	return cmd
 }
 
 // serveTLSFlags declares serve's TLS flags.
@@ -149,8 +171,7 @@ func serveTLSFlags(f *pflag.FlagSet, so *ServeOptions) {
 }
 
 // portalFlags declares the people's portal's flags of serve.
-func portalFlags(cmd *cobra.Command, o *PortalOptions, secretFile *string) {
-	f := cmd.Flags()
+func portalFlags(f *pflag.FlagSet, o *PortalOptions, secretFile *string) {
 	f.StringVar(&o.OIDCIssuer, "oidc-issuer", "",
 		"OpenID provider's issuer URL the portal signs people in with; empty: no sign-in")
 	f.StringVar(&o.OIDCClientID, "oidc-client-id", "",

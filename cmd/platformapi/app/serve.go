@@ -284,7 +284,8 @@ func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *
 		if err != nil {
 			return err
 		}
-		metrics := api.NewClientAddrs(o.TrustedProxies).Middleware(api.NetworkGate(o.Networks, api.MetricsHandler(reg)))
+		gated := api.NetworkGate(o.Networks, api.MetricsHandler(reg))
+		metrics := api.NewClientAddrs(o.TrustedProxies).Middleware(gated)
 		go func() {
 			if err := m.serve(ctx, ln, metrics, tlsConfig); err != nil {
 				m.opts.Logger.Error("metrics listener", "addr", o.MetricsAddr, "error", err)
