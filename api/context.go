@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"regexp"
 
 	"platformapi/resources"
@@ -23,6 +21,7 @@ const (
 	keyBudget
 	keyAuthenticated
 	keyRate
+	keyClientAddr
 )
 
 // RequestIDHeader carries the request id in and out.
@@ -147,15 +146,4 @@ func requestIDMiddleware() func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// ClientAddr parses the client's address from a connection's remote
-// address ("host:port" or a bare host); invalid input is the zero Addr.
-func ClientAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
 }

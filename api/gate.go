@@ -155,7 +155,7 @@ func (s *Server) RunGatewayKeys(ctx context.Context) { s.gateway.Run(ctx) }
 // client outside the allowed networks and to everyone while the API is off.
 func (s *Server) gateMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.allowedNetwork(ClientAddr(r.RemoteAddr)) {
+		if !s.allowedNetwork(ClientAddr(r)) {
 			s.notFound(w, r)
 			return
 		}
@@ -186,7 +186,7 @@ func NetworkGate(networks []netip.Prefix, h http.Handler) http.Handler {
 		networks = DefaultNetworks
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !inNetworks(networks, ClientAddr(r.RemoteAddr)) {
+		if !inNetworks(networks, ClientAddr(r)) {
 			http.NotFound(w, r)
 			return
 		}

@@ -46,7 +46,7 @@ func (s *Server) admit(ctx huma.Context) (*guarded, error) {
 		noteToken(ctx.Context(), g.cred.Token.ID) // authenticated by the outer POST /mcp
 	} else {
 		var err error
-		addr := ClientAddr(ctx.RemoteAddr())
+		addr := clientAddr(ctx.Context(), ctx.RemoteAddr())
 		g.cred, err = s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), addr)
 		if err != nil {
 			return nil, err

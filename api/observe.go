@@ -168,7 +168,7 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 		slog.String("method", r.Method),
 		slog.String("route", route), slog.Int("status", status),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.Int("bytes", bytes),
-		slog.String("client", ClientAddr(r.RemoteAddr).String())}
+		slog.String("client", ClientAddr(r).String())}
 	attrs = append(attrs, extraAttrs(r, token, method, tool, status)...)
 	// The record is built here, without the caller's program counter that
 	// Logger.LogAttrs looks up on every call (no handler here adds the

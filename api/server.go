@@ -29,7 +29,10 @@ type Config struct {
 	Pepper    resources.Pepper // token pepper; unconfigured → 503 api_tokens_unconfigured
 	CursorKey []byte           // authenticates list cursors
 	Networks  []netip.Prefix   // client networks served; nil → DefaultNetworks
-	Limiter   RateLimiter      // nil → in-process, RatePerMinute per token
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For or
+	// Forwarded header names the client (see ClientAddrs); nil: none.
+	TrustedProxies []netip.Prefix
+	Limiter        RateLimiter // nil → in-process, RatePerMinute per token
 	// AuthFailures counts failed authentications per client address; nil →
 	// in-process, AuthFailuresPerMinute per address.
 	AuthFailures RateLimiter
@@ -135,7 +138,7 @@ func New(cfg Config, svc Services) *Server {
 			now: cfg.Now}, gateway: newLiveGatewayKeys(svc.AIGateway, cfg)}
 	s.auth.cache = cfg.CredentialCache
 	s.router = chi.NewRouter()
-	s.router.Use(requestIDMiddleware(), s.observe, s.recoverer, s.limits, s.gateMiddleware, middleware.GetHead)
+	s.router.Use(NewClientAddrs(cfg.TrustedProxies).Middleware, requestIDMiddleware(), s.observe, s.recoverer, s.limits, s.gateMiddleware, middleware.GetHead)
 	s.router.NotFound(s.notFound)
 	s.router.MethodNotAllowed(s.methodNotAllowed)
 	s.router.Route(Prefix, func(r chi.Router) {

@@ -116,6 +116,9 @@ type Options struct {
 	GatewayKeyRecheck time.Duration
 	// Networks are the client networks served (nil: api.DefaultNetworks).
 	Networks []netip.Prefix
+	// TrustedProxies are the proxies whose forwarded client address counts
+	// (nil: none; the test's own requests come from 127.0.0.1).
+	TrustedProxies []netip.Prefix
 	// LogLevel is the server log's level (0: info).
 	LogLevel slog.Level
 }
@@ -184,7 +187,8 @@ func New(t testing.TB, o Options) *Env {
 	cfg := api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now,
 		LicenceKeys: []ed25519.PublicKey{licencetest.PublicKey()}, Metrics: e.Metrics, MetricsGatherer: e.Metrics,
 		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout, Networks: o.Networks,
-		GatewayKeyRecheck: o.GatewayKeyRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush}
+		GatewayKeyRecheck: o.GatewayKeyRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush,
+		TrustedProxies: o.TrustedProxies}
 	if o.CredentialCache > 0 {
 		cfg.CredentialCache = api.NewCredentialCache(o.CredentialCache, e.Clock.Now, nil)
 	}

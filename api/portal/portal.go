@@ -172,7 +172,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 // actorOf is the request's id and client address, for the audit row.
 func actorOf(r *http.Request) resources.Actor {
 	return resources.Actor{RequestID: api.RequestID(r.Context()),
-		SourceIP: api.ClientAddr(r.RemoteAddr).String()}
+		SourceIP: api.ClientAddr(r).String()}
 }
 
 // setCookie sets (maxAge > 0), or clears (maxAge < 0), a portal cookie:
@@ -186,7 +186,7 @@ func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value 
 // plainLoopback reports whether r came over plain HTTP from a loopback peer
 // for a loopback host (a proxy in front forwards another host).
 func plainLoopback(r *http.Request) bool {
-	if r.TLS != nil || !api.ClientAddr(r.RemoteAddr).IsLoopback() {
+	if r.TLS != nil || !api.ClientAddr(r).IsLoopback() {
 		return false
 	}
 	host, _, err := net.SplitHostPort(r.Host)

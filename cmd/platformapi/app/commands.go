@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"platformapi/api"
 	"platformapi/bunstore"
@@ -28,8 +28,8 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 		Use: "platformapi", Short: "Management API server of a cloud platform installation",
 		SilenceUsage: true, SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Name() == "node-agent" && !cmd.Flags().Changed("log-level") {
-				logLevel = cmp.Or(os.Getenv(nodeAgentEnv+"LOG_LEVEL"), logLevel)
+			if err := applyEnv(cmd, os.Getenv); err != nil {
+				return err
 			}
 			var lvl slog.Level
 			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
@@ -47,45 +47,43 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 		},
 	}
 	f := root.PersistentFlags()
-	f.StringVar(&opts.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL (env DATABASE_URL); empty: a private cluster under --data-dir")
-	f.StringVar(&opts.DataDir, "data-dir", ".platformapi", "directory of the private PostgreSQL cluster and its generated token pepper")
-	f.StringVar(&opts.TokenPepperFile, "token-pepper-file", "", "file holding the token pepper (env PLATFORMAPI_TOKEN_PEPPER wins)")
-	f.StringVar(&opts.LicencePublicKey, "licence-public-key", os.Getenv("PLATFORMAPI_LICENCE_PUBLIC_KEY"),
-		"vendor public key licence bundles are verified against: raw 32-byte Ed25519 key, standard base64 (env PLATFORMAPI_LICENCE_PUBLIC_KEY)")
-	f.StringVar(&opts.RedisURL, "redis-url", os.Getenv("REDIS_URL"), "Redis shared by every replica: rate budget and change feed (env REDIS_URL); empty: budgets per replica, change feed on PostgreSQL")
+	f.StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL; empty: a private cluster under --data-dir")
+	f.StringVar(&opts.DataDir, "data-dir", ".platformapi",
+		"directory of the private PostgreSQL cluster, its log and its generated token pepper")
+	f.StringVar(&opts.TokenPepperFile, "token-pepper-file", "", "file holding the token pepper, the secret under "+
+		"which token hashes are kept (PLATFORMAPI_TOKEN_PEPPER, the value itself, wins)")
+	f.StringVar(&opts.LicencePublicKey, "licence-public-key", "", "the licence vendor's public key licence bundles "+
+		"are verified against: the raw 32-byte Ed25519 key in standard base64; empty: no bundle verifies")
+	f.StringVar(&opts.RedisURL, "redis-url", "", "Redis shared by every replica: one rate budget per token and "+
+		"the change feed; empty: budgets per replica, change feed on PostgreSQL")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
-	f.StringVar(&frozen, "frozen-clock", os.Getenv("PLATFORMAPI_FROZEN_CLOCK"), "RFC 3339 instant every clock stands at "+
-		"(env PLATFORMAPI_FROZEN_CLOCK); serve and eval also freeze the database's clock: for demos and evaluations only")
+	f.StringVar(&frozen, "frozen-clock", "", "RFC 3339 instant every clock of the command stands at; serve "+
+		"and eval also freeze the database's clock: for demos and evaluations only")
 	root.Version = readBuildInfo().String() // --version
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(out)
 	root.AddCommand(serveCommand(opts, out), migrateCommand(opts, out), portalCommand(opts, out), evalCommand(opts, out),
 		versionCommand(out), nodeAgentCommand(opts))
+	for _, c := range append(root.Commands(), root) {
+		sayEnv(c)
+	}
 	return root
 }
 
+// serveInput is what serve's flags give as text, parsed when it runs.
+type serveInput struct{ networks, proxies, origins, secretFile string }
+
 func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 	var so ServeOptions
-	var networks, origins, secretFile string
+	var in serveInput
 	cmd := &cobra.Command{
 		Use: "serve", Short: "Serve the API at /api/v1 and MCP at /mcp (migrates first)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.stopLogs != nil {
 				defer opts.stopLogs() // every buffered line is written before serve returns
 			}
-			err := checkEnvDurations("PLATFORMAPI_REQUEST_TIMEOUT", "PLATFORMAPI_STATEMENT_TIMEOUT")
-			if err != nil {
-				return err
-			}
 			applyGCDefault(os.Getenv)
-			if so.Networks, err = parsePrefixes(networks); err != nil {
-				return fmt.Errorf("--allowed-networks: %w", err)
-			}
-			so.AllowedOrigins = splitList(origins)
-			if !strings.HasSuffix(so.GatewayURL, "/v1") {
-				return fmt.Errorf("--ai-gateway-url %q must end in /v1", so.GatewayURL)
-			}
-			if so.Portal.OIDCClientSecret, err = oidcClientSecret(secretFile); err != nil {
+			if err := in.parse(&so); err != nil {
 				return err
 			}
 			m, err := Open(cmd.Context(), *opts)
@@ -96,50 +94,92 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 			return m.Run(cmd.Context(), so, out)
 		},
 	}
-	cmd.Flags().StringVar(&so.Addr, "addr", "127.0.0.1:8080", "listen address")
-	cmd.Flags().BoolVar(&so.Demo, "demo", false, "set up the demo administrator, enable the API and print an admin token")
-	cmd.Flags().StringVar(&networks, "allowed-networks", "", "client networks served, CIDR list (default: loopback and private ranges)")
-	cmd.Flags().StringVar(&origins, "mcp-allowed-origins", "", "Origin values allowed on /mcp, comma-separated (default: none; requests without Origin pass)")
-	cmd.Flags().StringVar(&so.GitLabURL, "gitlab-url", os.Getenv("PLATFORMAPI_GITLAB_URL"), "GitLab base URL of the code host (env PLATFORMAPI_GITLAB_URL); empty: simulated")
-	so.GitLabToken = os.Getenv("PLATFORMAPI_GITLAB_TOKEN")
-	f := cmd.Flags()
-	f.StringVar(&so.WebhookURL, "pipeline-webhook-url", os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_URL"), "release pipeline webhook (env PLATFORMAPI_PIPELINE_WEBHOOK_URL); empty: simulated")
-	so.WebhookSecret = os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_SECRET")
-	f.DurationVar(&so.ProvisionDelay, "provision-delay", 2*time.Second, "how long simulated project provisioning takes")
-	f.DurationVar(&so.PipelineDelay, "pipeline-delay", 3*time.Second, "how long a simulated pipeline run takes")
-	f.DurationVar(&so.JobTimeout, "job-timeout", 5*time.Minute, "a background job running longer is cancelled and retried")
-	f.DurationVar(&so.RescueAfter, "job-rescue-after", 10*time.Minute, "a job running longer (its server died) is retried")
-	f.StringVar(&so.GatewayURL, "ai-gateway-url", cmp.Or(os.Getenv("PLATFORMAPI_AI_GATEWAY_URL"), resources.DefaultGatewayBaseURL),
-		"AI gateway base URL clients call, ending in /v1 (env PLATFORMAPI_AI_GATEWAY_URL)")
-	f.StringVar(&so.MetricsAddr, "metrics-addr", "", "serve /metrics on this address instead of on --addr (same --allowed-networks)")
-	f.DurationVar(&so.RequestTimeout, "request-timeout", envDuration("PLATFORMAPI_REQUEST_TIMEOUT", api.DefaultRequestTimeout),
-		"a request still running after this long is cut short: its database work ends, it answers 503 unavailable "+
-			"(env PLATFORMAPI_REQUEST_TIMEOUT)")
-	f.DurationVar(&opts.StatementTimeout, "statement-timeout", envDuration("PLATFORMAPI_STATEMENT_TIMEOUT", defaultStatementTimeout),
-		"PostgreSQL statement_timeout of the server's connections, lock waits included; 0: the database's own "+
-			"(env PLATFORMAPI_STATEMENT_TIMEOUT)")
-	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached credential, and how often it reloads its view of live AI gateway keys (the bound while the change feed is down)")
-	f.StringVar(&so.PrometheusURL, "prometheus-url", os.Getenv("PLATFORMAPI_PROMETHEUS_URL"), "Prometheus base URL for AI node live values (env PLATFORMAPI_PROMETHEUS_URL); empty: simulated")
-	f.DurationVar(&so.ReconcileInterval, "reconcile-interval", envDuration("PLATFORMAPI_RECONCILE_INTERVAL",
-		bunstore.DefaultReconcileInterval), "how often node caches are compared with what the node agents report "+
-		"(env PLATFORMAPI_RECONCILE_INTERVAL)")
-	portalFlags(cmd, &so.Portal, &secretFile)
+	serveFlags(cmd.Flags(), &so, &opts.StatementTimeout, &in)
 	return cmd
 }
 
+// parse completes so from the text flags and the secrets' variables.
+func (in serveInput) parse(so *ServeOptions) error {
+	var err error
+	if so.Networks, err = parsePrefixes(in.networks); err != nil {
+		return fmt.Errorf("--allowed-networks: %w", err)
+	}
+	if so.TrustedProxies, err = parsePrefixes(in.proxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	so.GitLabToken = os.Getenv("PLATFORMAPI_GITLAB_TOKEN")
+	so.WebhookSecret = os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_SECRET")
+	so.AllowedOrigins = splitList(in.origins)
+	if !strings.HasSuffix(so.GatewayURL, "/v1") {
+		return fmt.Errorf("--ai-gateway-url %q must end in /v1", so.GatewayURL)
+	}
+	so.Portal.OIDCClientSecret, err = oidcClientSecret(in.secretFile)
+	return err
+}
+
+// serveFlags declares serve's flags (their variables: envflags.go).
+func serveFlags(f *pflag.FlagSet, so *ServeOptions, statementTimeout *time.Duration, in *serveInput) {
+	f.StringVar(&so.Addr, "addr", "127.0.0.1:8080", "listen address")
+	f.BoolVar(&so.Demo, "demo", false, "set up the demo administrator, enable the API and print an admin token")
+	f.StringVar(&in.networks, "allowed-networks", "", "client networks served, CIDR list; others get 404 like "+
+		"a disabled API; empty: loopback and private ranges")
+	f.StringVar(&in.proxies, "trusted-proxies", "", "reverse proxies, CIDR list, whose X-Forwarded-For or "+
+		"Forwarded header names the client; empty: none, the client is the connection's peer")
+	f.StringVar(&in.origins, "mcp-allowed-origins", "", "further Origin values accepted on /mcp, "+
+		"comma-separated; requests without Origin and loopback origins always pass")
+	serveTLSFlags(f, so)
+	f.StringVar(&so.GitLabURL, "gitlab-url", "", "GitLab base URL of the code host holding the customers' "+
+		"groups; empty: the simulated code host")
+	f.StringVar(&so.WebhookURL, "pipeline-webhook-url", "",
+		"release pipeline webhook; empty: the simulated pipeline")
+	f.DurationVar(&so.ProvisionDelay, "provision-delay", 2*time.Second,
+		"how long simulated project provisioning takes")
+	f.DurationVar(&so.PipelineDelay, "pipeline-delay", 3*time.Second, "how long a simulated pipeline run takes")
+	f.DurationVar(&so.JobTimeout, "job-timeout", 5*time.Minute,
+		"a background job running longer is cancelled and retried")
+	f.DurationVar(&so.RescueAfter, "job-rescue-after", 10*time.Minute,
+		"a job running longer (its server died) is retried")
+	f.StringVar(&so.GatewayURL, "ai-gateway-url", resources.DefaultGatewayBaseURL,
+		"the AI gateway's OpenAI-compatible base URL clients call, ending in /v1")
+	f.StringVar(&so.MetricsAddr, "metrics-addr", "", "serve /metrics on this address instead of on --addr "+
+		"(same --allowed-networks, --trusted-proxies and TLS)")
+	serveTimeFlags(f, so, statementTimeout)
+	f.StringVar(&so.PrometheusURL, "prometheus-url", "", "Prometheus holding the node and GPU exporter metrics "+
+		"of the AI nodes; empty: simulated monitoring")
+	portalFlags(f, &so.Portal, &in.secretFile)
+}
+
+// serveTimeFlags declares serve's timeouts and intervals.
+func serveTimeFlags(f *pflag.FlagSet, so *ServeOptions, statementTimeout *time.Duration) {
+	f.DurationVar(&so.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "a request still running "+
+		"after this long is cut short: its database work ends, it answers 503 unavailable with Retry-After")
+	f.DurationVar(statementTimeout, "statement-timeout", defaultStatementTimeout, "PostgreSQL "+
+		"statement_timeout of the server's connections, lock waits included (503 unavailable); 0: the "+
+		"database's own; migrations run without it")
+	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached "+
+		"credential, and how often it reloads its view of live AI gateway keys (the bound while the change feed "+
+		"is down)")
+	f.DurationVar(&so.ReconcileInterval, "reconcile-interval", bunstore.DefaultReconcileInterval,
+		"how often node caches are compared with what the node agents report")
+}
+
+// serveTLSFlags declares serve's TLS flags.
+func serveTLSFlags(f *pflag.FlagSet, so *ServeOptions) {
+	f.StringVar(&so.TLSCertFile, "tls-cert-file", "", "serve HTTPS on --addr and --metrics-addr with this "+
+		"certificate (PEM, the chain after it); renewed files are picked up without a restart")
+	f.StringVar(&so.TLSKeyFile, "tls-key-file", "", "the certificate's private key (PEM)")
+}
+
 // portalFlags declares the people's portal's flags of serve.
-func portalFlags(cmd *cobra.Command, o *PortalOptions, secretFile *string) {
-	f := cmd.Flags()
-	f.StringVar(&o.OIDCIssuer, "oidc-issuer", os.Getenv("PLATFORMAPI_OIDC_ISSUER"),
-		"OpenID provider's issuer URL the portal signs people in with (env PLATFORMAPI_OIDC_ISSUER); empty: no sign-in")
-	f.StringVar(&o.OIDCClientID, "oidc-client-id", os.Getenv("PLATFORMAPI_OIDC_CLIENT_ID"),
-		"the portal's client id at the OpenID provider (env PLATFORMAPI_OIDC_CLIENT_ID)")
-	f.StringVar(secretFile, "oidc-client-secret-file", os.Getenv("PLATFORMAPI_OIDC_CLIENT_SECRET_FILE"),
-		"file holding the portal's client secret (env PLATFORMAPI_OIDC_CLIENT_SECRET_FILE; env "+
-			"PLATFORMAPI_OIDC_CLIENT_SECRET wins)")
-	f.StringVar(&o.URL, "portal-url", os.Getenv("PLATFORMAPI_PORTAL_URL"),
-		"external base URL of the portal, e.g. https://platform.example.com (env PLATFORMAPI_PORTAL_URL); "+
-			"empty: each request's scheme and host")
+func portalFlags(f *pflag.FlagSet, o *PortalOptions, secretFile *string) {
+	f.StringVar(&o.OIDCIssuer, "oidc-issuer", "",
+		"OpenID provider's issuer URL the portal signs people in with; empty: no sign-in")
+	f.StringVar(&o.OIDCClientID, "oidc-client-id", "",
+		"the portal's client id at the OpenID provider (the ID token's audience)")
+	f.StringVar(secretFile, "oidc-client-secret-file", "",
+		"file holding the portal's client secret (PLATFORMAPI_OIDC_CLIENT_SECRET, the value itself, wins)")
+	f.StringVar(&o.URL, "portal-url", "",
+		"external base URL of the portal, e.g. https://platform.example.com; empty: each request's scheme and host")
 }
 
 // oidcClientSecret reads the portal's client secret: env
@@ -246,25 +286,3 @@ var ErrSuitesFailed = errors.New("evaluation suites failed")
 
 // defaultStatementTimeout bounds one SQL statement of `serve`.
 const defaultStatementTimeout = 10 * time.Second
-
-// envDuration reads a duration from the environment variable name, else
-// def; checkEnvDurations refuses a value that does not parse.
-func envDuration(name string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
-		return d
-	}
-	return def
-}
-
-// checkEnvDurations reports a duration environment variable that is set but
-// does not parse (envDuration would silently use the default).
-func checkEnvDurations(names ...string) error {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			if _, err := time.ParseDuration(v); err != nil {
-				return fmt.Errorf("%s: %w", n, err)
-			}
-		}
-	}
-	return nil
-}

@@ -1,16 +1,9 @@
 package app
 
 import (
-	"cmp"
 	"context"
-	"crypto/tls"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,31 +36,25 @@ func nodeAgentCommand(opts *Options) *cobra.Command {
 			"reads " + nodeAgentEnv + "<FLAG> (e.g. " + nodeAgentEnv + "CACHE_ROOT); the flag wins.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkEnvInts(nodeAgentEnv+"MAX_CACHE_BYTES", nodeAgentEnv+"MAX_COPIES",
-				nodeAgentEnv+"MAX_COPY_BYTES_PER_SECOND"); err != nil {
-				return err
-			}
 			return RunNodeAgent(cmd.Context(), o, opts.Logger)
 		},
 	}
 	f := cmd.Flags()
-	env := func(flag string) string { return os.Getenv(nodeAgentEnv + flag) }
-	f.StringVar(&o.Addr, "addr", cmp.Or(env("ADDR"), ":9441"), "listen address")
-	f.StringVar(&o.StoreRoot, "store-root", env("STORE_ROOT"), "the central model store as mounted on "+
-		"this node; only read (a model's central copy is <store-root>/<nas_path>)")
-	f.StringVar(&o.CacheRoot, "cache-root", env("CACHE_ROOT"),
-		"the node's model cache; the cache of org/name is <cache-root>/org/name")
-	f.StringVar(&o.KeyFile, "key-file", env("KEY_FILE"),
-		"file holding this node's key (platformapi portal node-key); read again when it changes")
-	f.Int64Var(&o.MaxCacheBytes, "max-cache-bytes", envInt(nodeAgentEnv+"MAX_CACHE_BYTES", 0),
-		"most bytes the cache root may hold (0: what the file system has free)")
-	f.IntVar(&o.MaxCopies, "max-copies", int(envInt(nodeAgentEnv+"MAX_COPIES", nodeagent.DefaultMaxCopies)),
-		"copies running at once; more wait their turn")
-	f.Int64Var(&o.MaxBytesPerSecond, "max-copy-bytes-per-second",
-		envInt(nodeAgentEnv+"MAX_COPY_BYTES_PER_SECOND", 0),
+	f.StringVar(&o.Addr, "addr", ":9441", "listen address")
+	f.StringVar(&o.StoreRoot, "store-root", "", "the central model store as mounted on this node; only ever "+
+		"read (a model's central copy is <store-root>/<nas_path>)")
+	f.StringVar(&o.CacheRoot, "cache-root", "", "the node's model cache, the only place the agent writes or "+
+		"deletes; the cache of org/name is <cache-root>/org/name")
+	f.StringVar(&o.KeyFile, "key-file", "", "file holding this node's key (platformapi portal node-key); "+
+		"read again (at most once a second) when it changes, so a rotation needs no restart")
+	f.Int64Var(&o.MaxCacheBytes, "max-cache-bytes", 0, "most bytes the cache root may hold (0: what the file "+
+		"system has free)")
+	f.IntVar(&o.MaxCopies, "max-copies", nodeagent.DefaultMaxCopies, "copies running at once; more wait their turn")
+	f.Int64Var(&o.MaxBytesPerSecond, "max-copy-bytes-per-second", 0,
 		"bytes per second all copies may read together (0: no limit)")
-	f.StringVar(&o.TLSCertFile, "tls-cert-file", env("TLS_CERT_FILE"), "serve HTTPS with this certificate (PEM)")
-	f.StringVar(&o.TLSKeyFile, "tls-key-file", env("TLS_KEY_FILE"), "the certificate's private key (PEM)")
+	f.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM); renewed files "+
+		"are picked up without a restart")
+	f.StringVar(&o.TLSKeyFile, "tls-key-file", "", "the certificate's private key (PEM)")
 	return cmd
 }
 
@@ -82,7 +69,7 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 		return err
 	}
 	defer agent.Close()
-	tlsConfig, err := agentTLS(o, log)
+	tlsConfig, err := serverTLS(o.TLSCertFile, o.TLSKeyFile, log)
 	if err != nil {
 		return err
 	}
@@ -100,68 +87,5 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 		return err
 	}
 	log.Info("node agent stopped")
-	return nil
-}
-
-// serveUntilDone serves hs on ln (TLS when hs has a TLS configuration)
-// until ctx ends, then drains requests for up to 10 seconds.
-func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() {
-		if hs.TLSConfig != nil {
-			errc <- hs.ServeTLS(ln, "", "")
-			return
-		}
-		errc <- hs.Serve(ln)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// agentTLS is the TLS configuration of --tls-cert-file/--tls-key-file
-// (nil: plain HTTP); the pair is loaded now and again whenever a file
-// changes.
-func agentTLS(o NodeAgentOptions, log *slog.Logger) (*tls.Config, error) {
-	if o.TLSCertFile == "" && o.TLSKeyFile == "" {
-		return nil, nil
-	}
-	if o.TLSCertFile == "" || o.TLSKeyFile == "" {
-		return nil, errors.New("--tls-cert-file and --tls-key-file go together")
-	}
-	kp := &keyPair{certFile: o.TLSCertFile, keyFile: o.TLSKeyFile, log: log}
-	if _, err := kp.certificate(nil); err != nil {
-		return nil, err
-	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.certificate}, nil
-}
-
-// envInt reads an integer from the environment variable name, else def;
-// checkEnvInts refuses a value that does not parse.
-func envInt(name string, def int64) int64 {
-	if n, err := strconv.ParseInt(os.Getenv(name), 10, 64); err == nil {
-		return n
-	}
-	return def
-}
-
-// checkEnvInts reports an integer environment variable that is set but
-// does not parse (envInt would silently use the default).
-func checkEnvInts(names ...string) error {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
-				return fmt.Errorf("%s: %q is not a whole number", n, v)
-			}
-		}
-	}
 	return nil
 }

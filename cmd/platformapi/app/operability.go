@@ -96,10 +96,14 @@ func buildInfoMetric(b BuildInfo) prometheus.Collector {
 // logWhereServed says where everything is, and when the API is off, how to
 // turn it on.
 func (m *Main) logWhereServed(ctx context.Context, o ServeOptions, addr string) {
-	base := "http://" + addr
+	scheme := "http://"
+	if o.TLSCertFile != "" {
+		scheme = "https://"
+	}
+	base := scheme + addr
 	metrics := base + api.MetricsPath
 	if o.MetricsAddr != "" {
-		metrics = "http://" + o.MetricsAddr + api.MetricsPath
+		metrics = scheme + o.MetricsAddr + api.MetricsPath
 	}
 	m.opts.Logger.Info("serving", "addr", addr, "api", base+api.Prefix, "mcp", base+"/mcp",
 		"docs", base+api.Prefix+"/docs", "openapi", base+api.Prefix+"/openapi.json",

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -27,11 +29,16 @@ import (
 
 // ServeOptions configure `serve`.
 type ServeOptions struct {
-	Addr           string
-	Demo           bool
-	Networks       []netip.Prefix // nil: loopback and private ranges
-	AllowedOrigins []string       // MCP Origin allow-list
-	GitLabURL      string         // code host; empty: the simulated one
+	Addr     string
+	Demo     bool
+	Networks []netip.Prefix // nil: loopback and private ranges
+	// TrustedProxies are the reverse proxies whose forwarded client address
+	// counts (api.ClientAddrs); nil: none.
+	TrustedProxies []netip.Prefix
+	TLSCertFile    string // with TLSKeyFile: HTTPS on Addr and MetricsAddr, renewed files picked up
+	TLSKeyFile     string
+	AllowedOrigins []string // MCP Origin allow-list
+	GitLabURL      string   // code host; empty: the simulated one
 	GitLabToken    string
 	WebhookURL     string        // release pipeline; empty: the simulated one
 	WebhookSecret  string        // signs webhook bodies (HMAC-SHA256)
@@ -134,7 +141,7 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	}
 	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
 		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
-		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck}
+		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies}
 	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
 	if m.shared != nil {
 		m.shared.Register(reg)
@@ -270,15 +277,21 @@ func (m *Main) background(ctx context.Context, o ServeOptions, reg prometheus.Re
 }
 
 // listen serves h on o.Addr, and the metrics of reg on o.MetricsAddr when
-// set, until ctx ends.
+// set, until ctx ends (over TLS with --tls-cert-file).
 func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *prometheus.Registry) error {
+	tlsConfig, err := serverTLS(o.TLSCertFile, o.TLSKeyFile, m.opts.Logger)
+	if err != nil {
+		return err
+	}
 	if o.MetricsAddr != "" {
 		ln, err := listenTCP(o.MetricsAddr, "--metrics-addr")
 		if err != nil {
 			return err
 		}
+		gated := api.NetworkGate(o.Networks, api.MetricsHandler(reg))
+		metrics := api.NewClientAddrs(o.TrustedProxies).Middleware(gated)
 		go func() {
-			if err := m.serve(ctx, ln, api.NetworkGate(o.Networks, api.MetricsHandler(reg))); err != nil {
+			if err := m.serve(ctx, ln, metrics, tlsConfig); err != nil {
 				m.opts.Logger.Error("metrics listener", "addr", o.MetricsAddr, "error", err)
 			}
 		}()
@@ -288,7 +301,7 @@ func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *
 		return err
 	}
 	m.logWhereServed(ctx, o, ln.Addr().String())
-	return m.serve(ctx, ln, h)
+	return m.serve(ctx, ln, h, tlsConfig)
 }
 
 // listenTCP listens on addr, saying which flag chooses another address
@@ -301,12 +314,28 @@ func listenTCP(addr, flag string) (net.Listener, error) {
 	return ln, nil
 }
 
-// serve serves h on ln until ctx ends, then drains requests for up to 10
-// seconds.
-func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+// serve serves h on ln (over TLS when tlsConfig is set) until ctx ends,
+// then drains requests for up to 10 seconds.
+func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		TLSConfig: tlsConfig}
+	if tlsConfig != nil { // handshake failures (scanners, expired client trust) at warn, as JSON
+		hs.ErrorLog = slog.NewLogLogger(m.opts.Logger.Handler(), slog.LevelWarn)
+	}
+	return serveUntilDone(ctx, hs, ln)
+}
+
+// serveUntilDone serves hs on ln (TLS when hs has a TLS configuration)
+// until ctx ends, then drains requests for up to 10 seconds.
+func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener) error {
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() {
+		if hs.TLSConfig != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err

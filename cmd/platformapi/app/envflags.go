@@ -1,0 +1,83 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// envPrefix prefixes the environment variable of each global and serve
+// flag (PLATFORMAPI_<FLAG>, upper snake case); the node agent's have
+// nodeAgentEnv.
+const envPrefix = "PLATFORMAPI_"
+
+// envAliases are variables a flag also reads, after its own, because the
+// README named them before every flag had one.
+var envAliases = map[string][]string{
+	"database-url": {"DATABASE_URL"},
+	"redis-url":    {"REDIS_URL"},
+}
+
+// envNames are the environment variables flag f of cmd reads when it is not
+// given on the command line, in order of precedence: the node agent's own
+// flags read PLATFORMAPI_NODE_AGENT_<FLAG> (its --log-level that, then
+// PLATFORMAPI_LOG_LEVEL) and no other global flag's variable; the global
+// flags and serve's read PLATFORMAPI_<FLAG> (and envAliases); other
+// commands' own flags read none.
+func envNames(cmd *cobra.Command, f *pflag.Flag) []string {
+	snake := strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	global := cmd.Root().PersistentFlags().Lookup(f.Name) == f
+	switch {
+	case f.Name == "help" || f.Name == "version":
+		return nil
+	case cmd.Name() == "node-agent" && f.Name == "log-level":
+		return []string{nodeAgentEnv + snake, envPrefix + snake}
+	case cmd.Name() == "node-agent":
+		if global {
+			return nil
+		}
+		return []string{nodeAgentEnv + snake}
+	case global || cmd.Name() == "serve":
+		return append([]string{envPrefix + snake}, envAliases[f.Name]...)
+	}
+	return nil
+}
+
+// applyEnv sets every flag of cmd not given on the command line from the
+// first of its environment variables (envNames) that is set, parsed as the
+// flag would parse it: the flag wins over the environment, and a value
+// that does not parse is refused naming its variable.
+func applyEnv(cmd *cobra.Command, getenv func(string) string) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if err != nil || f.Changed {
+			return
+		}
+		for _, name := range envNames(cmd, f) {
+			if v := getenv(name); v != "" {
+				if e := cmd.Flags().Set(f.Name, v); e != nil {
+					err = fmt.Errorf("%s=%q: %w", name, v, e)
+				}
+				return
+			}
+		}
+	})
+	return err
+}
+
+// sayEnv appends the environment variables of cmd's own flags (and, on
+// the root, of its global flags) to their usage, for --help.
+func sayEnv(cmd *cobra.Command) {
+	say := func(f *pflag.Flag) {
+		if names := envNames(cmd, f); len(names) > 0 {
+			f.Usage += envSuffix(names)
+		}
+	}
+	cmd.LocalNonPersistentFlags().VisitAll(say)
+	cmd.PersistentFlags().VisitAll(say)
+}
+
+// envSuffix is what sayEnv appends to a usage.
+func envSuffix(names []string) string { return " (env " + strings.Join(names, ", ") + ")" }

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+)
+
+// TestEnvFlags_EveryServeGlobalAndNodeAgentFlagHasAVariable: no flag of
+// serve, of the node agent or global is without its PLATFORMAPI_ variable.
+func TestEnvFlags_EveryServeGlobalAndNodeAgentFlagHasAVariable(t *testing.T) {
+	root := NewRootCommand(io.Discard, io.Discard)
+	check := func(scope string, names []string, f *pflag.Flag, prefix string) {
+		if len(names) == 0 || !strings.HasPrefix(names[0], prefix) {
+			t.Errorf("%s --%s: variables %v, want %s…", scope, f.Name, names, prefix)
+		}
+	}
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) { check("global", envNames(root, f), f, envPrefix) })
+	for _, name := range []string{"serve", "node-agent"} {
+		cmd := subcommand(t, root, name)
+		prefix := map[string]string{"serve": envPrefix, "node-agent": nodeAgentEnv}[name]
+		cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "help" {
+				check(name, envNames(cmd, f), f, prefix)
+			}
+		})
+	}
+}
+
+// TestEnvFlags_ServeFlagWinsVariableUsedAliasRefusedByName: how serve's
+// flags meet the environment.
+func TestEnvFlags_ServeFlagWinsVariableUsedAliasRefusedByName(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want map[string]string // flag: value after the environment
+		err  string
+	}{
+		{"variable used without the flag", map[string]string{"PLATFORMAPI_ADDR": "0.0.0.0:9000",
+			"PLATFORMAPI_TRUSTED_PROXIES": "10.0.0.0/8", "PLATFORMAPI_REQUEST_TIMEOUT": "5s",
+			"PLATFORMAPI_DEMO": "true", "PLATFORMAPI_LOG_LEVEL": "debug"}, nil,
+			map[string]string{"addr": "0.0.0.0:9000", "trusted-proxies": "10.0.0.0/8", "request-timeout": "5s",
+				"demo": "true", "log-level": "debug"}, ""},
+		{"flag wins", map[string]string{"PLATFORMAPI_ADDR": "0.0.0.0:9000",
+			"PLATFORMAPI_STATEMENT_TIMEOUT": "1s"}, []string{"--addr", ":1", "--statement-timeout", "2s"},
+			map[string]string{"addr": ":1", "statement-timeout": "2s"}, ""},
+		{"the documented names still read", map[string]string{"DATABASE_URL": "postgres://a",
+			"REDIS_URL": "redis://b"}, nil, map[string]string{"database-url": "postgres://a",
+			"redis-url": "redis://b"}, ""},
+		{"PLATFORMAPI_ before the documented name", map[string]string{"DATABASE_URL": "postgres://a",
+			"PLATFORMAPI_DATABASE_URL": "postgres://c"}, nil, map[string]string{"database-url": "postgres://c"}, ""},
+		{"a value that does not parse", map[string]string{"PLATFORMAPI_JOB_TIMEOUT": "soon"}, nil, nil,
+			"PLATFORMAPI_JOB_TIMEOUT"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			serve := subcommand(t, NewRootCommand(io.Discard, io.Discard), "serve")
+			if err := serve.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := applyEnv(serve, func(k string) string { return tc.env[k] })
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one naming %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for name := range tc.want {
+				got[name] = serve.Flags().Lookup(name).Value.String()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("flags (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
