@@ -17,6 +17,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"platformapi/api"
 	"platformapi/resources"
 )
 
@@ -153,7 +154,7 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	email, err := h.verifiedEmail(r, st, q.Get("code"))
 	if err != nil {
-		h.cfg.Logger.Info("portal: sign-in refused", "error", err)
+		h.cfg.Logger.Info("portal: sign-in refused", "error", err, "request_id", api.RequestID(r.Context()))
 		h.refuse(w, http.StatusForbidden, "The identity provider's answer could not be verified. Sign in again.")
 		return
 	}

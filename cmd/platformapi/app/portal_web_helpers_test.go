@@ -214,3 +214,13 @@ func (u otherAudienceUser) Claims(scope []string, c *mockoidc.IDTokenClaims) (jw
 	c.Audience = jwt.ClaimStrings{"another-client"}
 	return u.MockUser.Claims(scope, c)
 }
+
+// otherNonceUser is a person whose ID token carries another sign-in's
+// nonce (a replayed or injected ID token).
+type otherNonceUser struct{ *mockoidc.MockUser }
+
+// Claims are the person's claims with a nonce this sign-in never sent.
+func (u otherNonceUser) Claims(scope []string, c *mockoidc.IDTokenClaims) (jwt.Claims, error) {
+	c.Nonce = "another-sign-ins-nonce"
+	return u.MockUser.Claims(scope, c)
+}

@@ -117,6 +117,10 @@ func TestPortalSignIn_Refused_NothingCreated(t *testing.T) {
 		{"ID token for another client", http.StatusForbidden, func(w *portalWorld) (*http.Response, string) {
 			return w.signIn(otherAudienceUser{verifiedUser("ada@example.test")}, "r")
 		}},
+		{"ID token with another sign-in's nonce", http.StatusForbidden, func(w *portalWorld) (*http.Response,
+			string) {
+			return w.signIn(otherNonceUser{verifiedUser("ada@example.test")}, "r")
+		}},
 		{"sign-in cookie tampered with", http.StatusBadRequest, func(w *portalWorld) (*http.Response, string) {
 			cb := w.authorize(verifiedUser("ada@example.test"))
 			w.tamperLoginCookie(cb)
