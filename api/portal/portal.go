@@ -131,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // index shows who is signed in with a sign-out button, or a sign-in link.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	v := view{Title: "Welcome", Page: indexPage{Configured: h.oidc != nil, Demo: h.cfg.Demo}}
+	v := view{Title: "Profile", Page: indexPage{Configured: h.oidc != nil, Demo: h.cfg.Demo}}
 	if s, ok := h.session(w, r); ok {
 		v.Person = &s
 	}

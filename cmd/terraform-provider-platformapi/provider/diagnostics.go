@@ -37,7 +37,8 @@ const staleHint = "The %s changed outside Terraform after Terraform last read it
 
 // tokenDestroyHint names the token setting a destroy needs.
 const tokenDestroyHint = "The provider's token (the `token` argument or PLATFORMAPI_TOKEN) must be an API " +
-	"token minted with Allow destroy: in the portal, Profile, API tokens, Create token, tick Allow destroy " +
+	"token minted with Allow destroy: in the portal (/portal/tokens on the server), Profile, API tokens, " +
+	"Create token, tick Allow destroy " +
 	"(or `platformapi portal token create --allow-destroy`). allow_destroy = true in the provider block is " +
 	"the provider's own switch; the API still needs the token's."
 
