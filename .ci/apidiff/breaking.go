@@ -23,6 +23,11 @@ func Breaking(baseline, current []byte) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the current document: %w", err)
 	}
+	for _, spec := range []*load.SpecInfo{base, rev} {
+		if spec.Spec.OpenAPI == "" || spec.Spec.Paths.Len() == 0 {
+			return nil, fmt.Errorf("%s is not an OpenAPI document with paths", spec.Url)
+		}
+	}
 	report, sources, err := diff.GetWithOperationsSourcesMap(diff.NewConfig(), base, rev)
 	if err != nil {
 		return nil, fmt.Errorf("comparing the documents: %w", err)

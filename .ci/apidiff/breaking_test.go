@@ -57,6 +57,19 @@ func TestBreaking_BaselineAgainstItself_ReportsNone(t *testing.T) {
 	}
 }
 
+// An empty or foreign file on either side is an error, never "no change".
+func TestBreaking_NotADocument_Fails(t *testing.T) {
+	raw, _ := loadBaseline(t)
+	for _, other := range []string{"", "{}", `{"openapi":"3.1.0","info":{"title":"x","version":"1"}}`} {
+		if _, err := Breaking([]byte(other), raw); err == nil {
+			t.Errorf("baseline %q: no error", other)
+		}
+		if _, err := Breaking(raw, []byte(other)); err == nil {
+			t.Errorf("current %q: no error", other)
+		}
+	}
+}
+
 // TestBreaking_ClientVisibleChanges_Fail mutates the baseline the way a
 // careless change of the server would and wants the gate to name the check.
 func TestBreaking_ClientVisibleChanges_Fail(t *testing.T) {
