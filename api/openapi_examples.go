@@ -24,15 +24,19 @@ var bodyExamples = map[string]any{
 		"billing_tier": "PAYING", "edition": "enterprise",
 	},
 	"patch-customer": map[string]any{"long_name": "Acme Corporation Europe", "notes": nil},
-	"create-tenant":  map[string]any{"customer_id": "1", "slug": "acme-research", "name": "Acme Research"},
-	"patch-tenant":   map[string]any{"name": "Acme Research and Development"},
+	"create-tenant": map[string]any{
+		"customer_id": "1", "slug": "acme-research", "name": "Acme Research",
+	},
+	"patch-tenant": map[string]any{"name": "Acme Research and Development"},
 	"create-project": map[string]any{
 		"customer_id": "1", "short_name": "SHOP", "name": "Web shop", "kind": "cluster",
 		"components": []any{"app-api", "www"}, "domain": "shop.acme.example",
 	},
-	"patch-project":             map[string]any{"name": "Web shop (EU)", "domain": "eu.shop.acme.example"},
-	"set-prod-lock":             map[string]any{"locked": false, "confirm_unlock": "SHOP"},
-	"request-release-promotion": map[string]any{"component": "app-api", "target_env": "dev", "version": "2.4.1"},
+	"patch-project": map[string]any{"name": "Web shop (EU)", "domain": "eu.shop.acme.example"},
+	"set-prod-lock": map[string]any{"locked": false, "confirm_unlock": "SHOP"},
+	"request-release-promotion": map[string]any{
+		"component": "app-api", "target_env": "dev", "version": "2.4.1",
+	},
 	"invite-user": map[string]any{
 		"email": "dana.fischer@acme.example", "display_name": "Dana Fischer",
 	},
@@ -47,10 +51,13 @@ var bodyExamples = map[string]any{
 		"summary": "Coding assistant for the developer portal and CI reviews.", "gated": false,
 	},
 	"create-ai-gateway-key": map[string]any{
-		"name": "ci-runner", "tier": "coding", "expires_at": "2027-03-31T00:00:00Z", "return_value": true,
+		"name": "ci-runner", "tier": "coding", "expires_at": "2027-03-31T00:00:00Z",
+		"return_value": true,
 	},
 	"rotate-ai-gateway-key": map[string]any{"return_value": true},
-	"replace-brand":         map[string]any{"brand_color": "#2563EB", "logo_asset_id": "1", "favicon_asset_id": "2"},
+	"replace-brand": map[string]any{
+		"brand_color": "#2563EB", "logo_asset_id": "1", "favicon_asset_id": "2",
+	},
 	"install-licence": map[string]any{
 		"bundle": "eyJpbnN0YWxsYXRpb24iOiJhY21lLXByb2QiLCJzZWF0cyI6NTB9." +
 			"5Q0m2x9zF1k3VYp8cR7tLw4HnB6sJd0aEuKgXo2iMhT9vNqZ1bC3yW8eA5rUf7lGkPjD4sOtYxIcQ6mHa0VBw",
@@ -79,7 +86,8 @@ var paramExamples = map[string]any{
 	"query expires_before": "2026-12-31T00:00:00Z",
 	"query category":       "coding", "query vendor": "Meta", "query org": "meta-llama",
 	"query gateway_tier": "chat", "query serving_node": "gpu-fra1-02", "query q": "coder",
-	"query site": "fra1", "query gpu_class": "H100", "query model": "meta-llama/Llama-3.3-70B-Instruct",
+	"query site": "fra1", "query gpu_class": "H100",
+	"query model": "meta-llama/Llama-3.3-70B-Instruct",
 
 	"header " + IdempotencyKeyHeader: "3f0c9b2e-7d41-4a8e-b6f5-2c9d8e1a4b70",
 	"header If-Match":                `"3"`,
@@ -90,7 +98,8 @@ var paramExamples = map[string]any{
 // parameter its item key and next required members.
 func addExamples(oapi *huma.OpenAPI) {
 	for _, item := range oapi.Paths {
-		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+		ops := []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete}
+		for _, op := range ops {
 			if op == nil {
 				continue
 			}
@@ -135,16 +144,20 @@ func fieldsExample(oapi *huma.OpenAPI, op *huma.Operation) any {
 // listItemSchema is the schema of the items of op's 200 answer, or an empty
 // schema when op's answer is not a page of component items.
 func listItemSchema(oapi *huma.OpenAPI, op *huma.Operation) *huma.Schema {
-	empty := &huma.Schema{}
+	empty, schemas := &huma.Schema{}, oapi.Components.Schemas
 	ok := op.Responses["200"]
-	if ok == nil || ok.Content["application/json"] == nil || ok.Content["application/json"].Schema == nil {
+	if ok == nil || ok.Content["application/json"] == nil {
 		return empty
 	}
-	page := oapi.Components.Schemas.SchemaFromRef(ok.Content["application/json"].Schema.Ref)
+	answer := ok.Content["application/json"].Schema
+	if answer == nil {
+		return empty
+	}
+	page := schemas.SchemaFromRef(answer.Ref)
 	if page == nil || page.Properties["items"] == nil || page.Properties["items"].Items == nil {
 		return empty
 	}
-	if item := oapi.Components.Schemas.SchemaFromRef(page.Properties["items"].Items.Ref); item != nil {
+	if item := schemas.SchemaFromRef(page.Properties["items"].Items.Ref); item != nil {
 		return item
 	}
 	return empty

@@ -146,7 +146,8 @@ func (d *exampleDoc) checkSchemaExamples(t *testing.T, at string, node any) int 
 // The broken example is caught: the check is not vacuous.
 func TestOpenAPI_ExampleCheck_RefusesAWrongExample(t *testing.T) {
 	d := loadExampleDoc(t)
-	at := "/paths/" + pointerEscape("/customers") + "/post/requestBody/content/application~1json/schema"
+	at := "/paths/" + pointerEscape("/customers") +
+		"/post/requestBody/content/application~1json/schema"
 	if err := d.check(at, map[string]any{"short_name": "acme"}); err == nil {
 		t.Fatal("a customer without its required members and a lower-case short name passed")
 	}
@@ -181,7 +182,8 @@ func TestOpenAPI_BodyExamples_TheServerAcceptsThem(t *testing.T) {
 			t.Errorf("POST %s with its example: %d %s", path, r.Status, r.Body)
 		}
 	}
-	ex := doc.Paths["/customers/{customer_id}"]["patch"].RequestBody.Content["application/json"].Example
+	patch := doc.Paths["/customers/{customer_id}"]["patch"]
+	ex := patch.RequestBody.Content["application/json"].Example
 	if r := e.Do("PATCH", "/api/v1/customers/1", token, ex); r.Status != 200 {
 		t.Errorf("PATCH /customers/1 with its example: %d %s", r.Status, r.Body)
 	}
