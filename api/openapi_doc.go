@@ -89,9 +89,10 @@ func headersOf(status, method string, idempotent, public bool) []string {
 // describeDocument completes the document once every operation is
 // registered: the licence, the audience of the server, no schema that
 // nothing references, the limits patterns and enums imply (deriveLimits),
-// and each schema's patternDescription (a Huma keyword no OpenAPI tool
-// knows) moved to x-pattern-description. Validation messages were computed
-// when the schemas were made, so they keep the description.
+// each schema's patternDescription (a Huma keyword no OpenAPI tool knows)
+// moved to x-pattern-description, and the request examples (addExamples).
+// Validation messages were computed when the schemas were made, so they keep
+// the description.
 func describeDocument(oapi *huma.OpenAPI) {
 	oapi.Info.License = &huma.License{Name: "Proprietary",
 		URL: "https://example.invalid/licence"}
@@ -102,6 +103,7 @@ func describeDocument(oapi *huma.OpenAPI) {
 		s.Extensions["x-internal"] = true // served on the installation's own network only
 	}
 	pruneUnusedSchemas(oapi)
+	addExamples(oapi)
 	for _, fix := range []func(*huma.Schema){deriveLimits, movePatternDescription} {
 		seen := map[*huma.Schema]bool{}
 		for _, s := range oapi.Components.Schemas.Map() {

@@ -252,7 +252,8 @@ func (s *Server) humaConfig() huma.Config {
 	cfg.RejectUnknownQueryParameters = true
 	cfg.Transformers = append(cfg.Transformers, s.stampProblem)
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
-		"bearer": {Type: "http", Scheme: "bearer", Description: "An API token: svc_pat_… or svc_sat_…"},
+		"bearer": {Type: "http", Scheme: "bearer", BearerFormat: "svc_pat_… or svc_sat_…",
+			Description: bearerDescription},
 	}
 	cfg.OpenAPI.OnAddOperation = append(cfg.OpenAPI.OnAddOperation, documentOperation, s.recordOp)
 	return cfg

@@ -200,7 +200,11 @@ func paramSchema(doc *huma.OpenAPI, p *huma.Param) (map[string]any, error) {
 	}
 	compact(m)
 	// The server names an over-long argument; the limit only costs tokens.
-	schemawalk.Each(m, func(node map[string]any) { delete(node, "maxLength") })
+	// Examples (the docs page's, on a schema or its items) only cost tokens too.
+	schemawalk.Each(m, func(node map[string]any) {
+		delete(node, "maxLength")
+		delete(node, "examples")
+	})
 	if desc := argDescription(p, m); desc != "" {
 		m["description"] = desc
 	}

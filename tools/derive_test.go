@@ -183,3 +183,54 @@ func TestDerive_UndeclaredGET_Fails(t *testing.T) {
 		t.Fatalf("an undeclared GET: %v", err)
 	}
 }
+
+type exampleIn struct {
+	ID    string   `path:"id" example:"42" doc:"Thing id"`
+	Kinds []string `query:"kinds" example:"a,b" doc:"Kinds"`
+	Name  string   `query:"name" example:"ACME" doc:"Exact name"`
+}
+
+// The docs page's examples (schema examples from struct tags, parameter
+// examples) cost tools/list tokens and tell an agent nothing the description
+// does not: no tool argument carries one, at any depth.
+func TestDerive_ArgumentSchemas_CarryNoExamples(t *testing.T) {
+	t.Parallel()
+	_, a := humatest.New(t)
+	h := func(context.Context, *exampleIn) (*sampleOut, error) { return &sampleOut{}, nil }
+	api.Register(a, api.Op{ID: "get-thing", Method: "GET", Path: "/things/{id}", Summary: "Get a thing",
+		Toolset: api.Toolsets()[0]}, h)
+	doc := a.OpenAPI()
+	for _, p := range doc.Paths["/things/{id}"].Get.Parameters {
+		p.Example = "in the document"
+	}
+	if !strings.Contains(string(mustJSON(t, doc)), `"examples":["42"]`) {
+		t.Fatal("the sample's document carries no schema example: the test proves nothing")
+	}
+	specs, err := deriveTools(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := string(mustJSON(t, specs[0].tool)); strings.Contains(raw, `"example`) {
+		t.Fatalf("the tool carries an example: %s", raw)
+	}
+}
+
+// The same for every tool the server offers, whose parameters carry the
+// served document's examples.
+func TestMCP_ToolSchemas_CarryNoExamples(t *testing.T) {
+	e := newEnv(t)
+	for _, tl := range e.mcp.Tools() {
+		if raw := string(mustJSON(t, tl)); strings.Contains(raw, `"example`) {
+			t.Errorf("tool %s carries an example: %s", tl.Name, raw)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
