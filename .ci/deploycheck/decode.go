@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -72,12 +73,29 @@ func Decode(m Manifest) (Object, error) {
 		return o, fmt.Errorf("%s: unexpected kind %s %s", m.Source, tm.APIVersion, tm.Kind)
 	}
 	o.Value = newValue()
-	if err := yaml.UnmarshalStrict([]byte(m.YAML), o.Value); err != nil {
+	if err := strictUnmarshal(m.YAML, o.Value); err != nil {
 		return o, fmt.Errorf("%s (%s): strict decoding: %w", m.Source, tm.Kind, err)
 	}
 	meta := objectMeta(o.Value)
 	o.Name = meta.Name
 	return o, checkMeta(o.ID(), meta)
+}
+
+// strictUnmarshal decodes YAML as the API server's strict field
+// validation does (sigs.k8s.io/json, which kubectl --validate=strict
+// uses): a duplicate key, an unknown field (named by its whole path, e.g.
+// spec.template.spec.containers[0].readinessProbe.httpGet.pth), a field in
+// the wrong case or of the wrong type fails.
+func strictUnmarshal(text string, v any) error {
+	js, err := yaml.YAMLToJSONStrict([]byte(text))
+	if err != nil {
+		return err
+	}
+	strict, err := kjson.UnmarshalStrict(js, v)
+	if err != nil {
+		return err
+	}
+	return errors.Join(strict...)
 }
 
 func objectMeta(v any) metav1.ObjectMeta {
