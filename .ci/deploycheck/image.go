@@ -105,7 +105,10 @@ func layerTar(files []File) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return buf.Bytes(), tw.Close()
+	if err := tw.Close(); err != nil { // the last file's padding and the end-of-archive blocks
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // WriteLayout writes img as an OCI image layout in dir, tagged ref.

@@ -2,6 +2,7 @@ package deploycheck
 
 import (
 	"archive/tar"
+	"bytes"
 	"debug/elf"
 	"encoding/json"
 	"io"
@@ -108,6 +109,7 @@ func checkImage(t *testing.T, img v1.Image, spec ImageSpec) {
 	if cf.OS != "linux" || len(cf.RootFS.DiffIDs) != 1 {
 		t.Errorf("os %q, %d layers: want linux, 1", cf.OS, len(cf.RootFS.DiffIDs))
 	}
+	checkLayerEnds(t, img)
 	files := layerFiles(t, img)
 	var names []string
 	for n := range files {
@@ -118,6 +120,28 @@ func checkImage(t *testing.T, img v1.Image, spec ImageSpec) {
 		t.Fatalf("regular files in the image (-want +got):\n%s", d)
 	}
 	checkStaticBinary(t, files["platformapi"])
+}
+
+// checkLayerEnds checks the only layer is a whole tar archive: 512-byte
+// records ending in the two zero records (Go's tar reader forgives a
+// missing end, GNU tar and container runtimes do not).
+func checkLayerEnds(t *testing.T, img v1.Image) {
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("%d layers (%v), want 1", len(layers), err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b)%512 != 0 || len(b) < 1024 || !bytes.Equal(b[len(b)-1024:], make([]byte, 1024)) {
+		t.Errorf("the layer (%d bytes) does not end in the tar end-of-archive records", len(b))
+	}
 }
 
 // layerFiles reads the image's flattened file system: every regular file
