@@ -16,7 +16,8 @@ type adminPage struct {
 	MoreUser bool // more than listLimit people: the rest are not shown
 	Roles    []resources.Role
 	Licence  resources.Licence
-	Remedy   string // what the licence's state asks of an operator
+	Remedy   string                 // what the licence's state asks of an operator
+	Keys     []resources.Permission // the catalogue, for the new role form
 }
 
 // routeAdmin registers the Administration page and its actions.
@@ -26,6 +27,8 @@ func (h *Handler) routeAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("POST /portal/admin/roles/grant", h.signedIn("portal-role-grant", h.changeRole(true)))
 	mux.HandleFunc("POST /portal/admin/roles/revoke", h.signedIn("portal-role-revoke", h.changeRole(false)))
 	mux.HandleFunc("POST /portal/admin/licence", h.signedIn("portal-licence-install", h.installLicence))
+	mux.HandleFunc("POST /portal/admin/users", h.signedIn("portal-user-create", h.createUser))
+	mux.HandleFunc("POST /portal/admin/roles", h.signedIn("portal-role-create", h.createRole))
 }
 
 // admin shows the page to administrators; others are told what it needs.
@@ -70,6 +73,7 @@ func (h *Handler) adminData(r *http.Request) (adminPage, error) {
 	if err != nil {
 		return pg, err
 	}
+	pg.Keys = resources.Permissions()
 	pg.Licence = h.cfg.Licence.Evaluate(st, h.cfg.Now())
 	pg.Remedy = pg.Licence.Remedy()
 	return pg, nil
@@ -117,4 +121,35 @@ func (h *Handler) installLicence(w http.ResponseWriter, r *http.Request, p resou
 		return
 	}
 	done(w, r, Path+"admin", "licence-installed")
+}
+
+// createUser creates a person with roles (needs users-write-global or
+// admin; only admins see the form).
+func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, p resources.Session) {
+	if err := r.ParseForm(); err != nil {
+		h.refuse(w, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	u := resources.NewUser{Email: strings.TrimSpace(r.PostForm.Get("email")),
+		DisplayName: strings.TrimSpace(r.PostForm.Get("name")), Roles: r.PostForm["roles"]}
+	if _, err := h.cfg.Actions.CreateUser(r.Context(), actingAs(r, p), u); err != nil {
+		h.refused(w, r, p, "creating a person", err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
+		return
+	}
+	done(w, r, Path+"admin", "user-created")
+}
+
+// createRole creates a role with permission keys (needs admin).
+func (h *Handler) createRole(w http.ResponseWriter, r *http.Request, p resources.Session) {
+	if err := r.ParseForm(); err != nil {
+		h.refuse(w, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	role := resources.Role{Name: strings.TrimSpace(r.PostForm.Get("name")),
+		Description: strings.TrimSpace(r.PostForm.Get("description")), Permissions: r.PostForm["permissions"]}
+	if _, err := h.cfg.Actions.CreateRole(r.Context(), actingAs(r, p), role); err != nil {
+		h.refused(w, r, p, "creating a role", err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
+		return
+	}
+	done(w, r, Path+"admin", "role-created")
 }

@@ -72,6 +72,8 @@ var notices = map[string]string{
 	"rejected":          "The promotion is rejected: its operation ended as failed with your reason.",
 	"api-enabled":       "The API and MCP are on.",
 	"api-disabled":      "The API and MCP are off: every /api/v1 path and /mcp answer 404.",
+	"user-created":      "The person is created: they can sign in with that e-mail address.",
+	"role-created":      "The role is created; give it to people below.",
 	"role-granted":      "The role is granted (effective on the person's next request).",
 	"role-revoked":      "The role is taken away (effective on the person's next request).",
 	"licence-installed": "The licence is installed.",

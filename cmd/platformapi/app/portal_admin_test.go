@@ -109,3 +109,37 @@ func TestPortalAdmin_LicenceInstall(t *testing.T) {
 		t.Fatalf("audit rows of the install: %d", n)
 	}
 }
+
+// TestPortalAdmin_CreatePersonAndRole: an administrator creates a role
+// with keys and a person holding it; the person can then sign in and holds
+// the keys; a taken e-mail is refused on the page and creates nothing.
+func TestPortalAdmin_CreatePersonAndRole(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.personWith("root@example.test", "Root", resources.PermAdmin)
+	w.signedInAs("root@example.test")
+	res, _ := w.post("/portal/admin/roles", url.Values{"name": {"auditor"}, "description": {"reads the log"},
+		"permissions": {resources.PermAuditRead}}, "req-role")
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("create role: %d", res.StatusCode)
+	}
+	res, _ = w.post("/portal/admin/users", url.Values{"email": {"cy@example.test"}, "name": {"Cy"},
+		"roles": {"auditor"}}, "req-user")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/admin?done=user-created" {
+		t.Fatalf("create person: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	res, body := w.post("/portal/admin/users", url.Values{"email": {"CY@example.test"}, "name": {"Cy again"}}, "r")
+	if res.StatusCode != http.StatusConflict || !strings.Contains(body, `class="problem"`) {
+		t.Fatalf("a taken e-mail: %d\n%s", res.StatusCode, body)
+	}
+	if n := w.count("SELECT count(*) FROM users WHERE lower(email) = 'cy@example.test'"); n != 1 {
+		t.Fatalf("people with the e-mail: %d", n)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_events WHERE actor = 'root@example.test'
+		AND request_id IN ('req-role', 'req-user')`); n != 2 {
+		t.Fatalf("audit rows of the two creations: %d", n)
+	}
+	w.signedInAs("cy@example.test")
+	if page := w.page(); !strings.Contains(page, "Signed in as <strong>Cy</strong>") {
+		t.Fatalf("the new person's front page:\n%s", page)
+	}
+}

@@ -27,6 +27,22 @@ func valueOf(t *testing.T, ctx context.Context, selector string) string {
 	return v
 }
 
+// onAPhone shows the page at a phone's width (390 CSS pixels), requires
+// that it fits (tables scroll inside it), keeps a screenshot, and goes
+// back to the laptop's width.
+func onAPhone(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	browse(t, ctx, "a phone's viewport", chromedp.EmulateViewport(390, 844))
+	defer browse(t, ctx, "a laptop's viewport", chromedp.EmulateViewport(1280, 900))
+	rctx, cancel := context.WithTimeout(ctx, browserStepTimeout)
+	defer cancel()
+	width, err := chromedp.Run(rctx, chromedp.Evaluate[int]("document.documentElement.scrollWidth"))
+	if err != nil || width > 390 {
+		t.Fatalf("the page is %d pixels wide on a 390-pixel phone (%v)", width, err)
+	}
+	screenshot(t, ctx, name)
+}
+
 // TestPortalBrowser_MintToken_ValueOpensTheAPI: in the browser the demo
 // operator mints a token on the API tokens page (a scope ticked, 7 days),
 // sees its value once beside a copy button, and that value opens
@@ -38,6 +54,7 @@ func TestPortalBrowser_MintToken_ValueOpensTheAPI(t *testing.T) {
 		t.Fatalf("the API tokens page: %d", status)
 	}
 	screenshot(t, ctx, "api-tokens")
+	onAPhone(t, ctx, "api-tokens-phone")
 	browse(t, ctx, "tick a scope", chromedp.Click(chromedp.CSS(
 		`#create-token input[name="scopes"][value="`+resources.PermTenancyRead+`"]`)))
 	status := submitForm(t, ctx, "#create-token", map[string]string{"name": "browser laptop", "days": "7"})
