@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"platformapi/resources"
 )
 
@@ -40,17 +38,19 @@ type Answer struct {
 	Body   bytes.Buffer
 }
 
-// Invoke runs c's operation as REST serves it, through the same router and
-// middleware (permissions, result budget, audit, access log, problem
-// documents), without its authentication and charge, which the adapter did
-// for the whole call. The GET is routed afresh from the root: nothing of the
-// adapter's own route carries over. The context's deadline and cancellation are the
-// caller's. An unknown or non-GET operation, or a missing path parameter, is
-// an error of the adapter's (a 400 invalid_parameter for a missing one).
+// Invoke runs c's operation as REST serves it — Huma's middleware
+// (permissions, result budget, audit, problem documents) and the operation
+// — with its own access-log line and metrics, but without the router and
+// the root chain's authentication and charge, which the adapter did for the
+// whole call (the caller's context carries its request id, client address
+// and deadline). Nothing is routed: the operation is found by name and its
+// path parameters are set on the request as they are. An unknown or
+// non-GET operation, or a missing path parameter, is an error of the
+// adapter's (a 400 invalid_parameter for a missing one).
 func (s *Server) Invoke(ctx context.Context, c Call) (*Answer, error) {
-	target, err := s.callTarget(c)
-	if err != nil {
-		return nil, err
+	run, ok := s.invokers[c.Operation]
+	if !ok {
+		return nil, fmt.Errorf("invoke %q: no such GET operation", c.Operation)
 	}
 	ctx = WithAuthenticated(WithMCPTool(ctx, c.Operation, c.Paid), c.Credential)
 	if c.Budget > 0 {
@@ -59,47 +59,51 @@ func (s *Server) Invoke(ctx context.Context, c Call) (*Answer, error) {
 	if c.Rate != nil {
 		ctx = context.WithValue(ctx, keyRate, c.Rate)
 	}
-	// No route context: chi routes the GET from the root with one of its
-	// pooled route contexts (a new one per call cost ~15 µs of an MCP call,
-	// docs/benchmarks.md), not with the caller's.
-	ctx = context.WithValue(ctx, chi.RouteCtxKey, (*chi.Context)(nil))
-	r, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	r, err := s.callRequest(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("invoke %s: %w", c.Operation, err)
+		return nil, err
 	}
-	r.RemoteAddr, r.Host = c.RemoteAddr, c.Host
-	r.Header.Set("Accept", "application/json")
 	a := &Answer{Header: http.Header{}}
-	s.router.ServeHTTP(answerWriter{a}, r)
+	run.ServeHTTP(answerWriter{a}, r)
 	if a.Status == 0 { // nothing written: net/http would send 200
 		a.Status = http.StatusOK
 	}
 	return a, nil
 }
 
-// callTarget is the request line of c: its operation's path with the path
-// parameters escaped into it, and the query.
-func (s *Server) callTarget(c Call) (string, error) {
-	op, ok := s.opByID[c.Operation]
-	if !ok || op.Method != http.MethodGet {
-		return "", fmt.Errorf("invoke %q: no such GET operation", c.Operation)
-	}
-	path := op.Path
+// callRequest is the GET of c: its operation's path with the parameters
+// filled in (and set as the request's path values, escaped as a router
+// would have them when the path needs escaping), the query, the caller's
+// address and host.
+func (s *Server) callRequest(ctx context.Context, c Call) (*http.Request, error) {
+	path := s.opByID[c.Operation].Path
+	escaped := path
 	for name, v := range c.Path {
 		if v != "" {
-			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(v))
+			path = strings.ReplaceAll(path, "{"+name+"}", v)
+			escaped = strings.ReplaceAll(escaped, "{"+name+"}", url.PathEscape(v))
 		}
 	}
 	if i := strings.IndexByte(path, '{'); i >= 0 { // a path parameter missing or empty
 		name, _, _ := strings.Cut(path[i+1:], "}")
-		return "", &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter,
+		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter,
 			Field: name, Detail: "the argument " + name + " is required"}
 	}
-	target := Prefix + path
-	if q := c.Query.Encode(); q != "" {
-		target += "?" + q
+	u := &url.URL{Path: Prefix + path, RawQuery: c.Query.Encode()}
+	if escaped != path {
+		u.RawPath = Prefix + escaped
 	}
-	return target, nil
+	r := &http.Request{Method: http.MethodGet, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Accept": {"application/json"}}, Body: http.NoBody, Host: c.Host,
+		RemoteAddr: c.RemoteAddr}
+	r = r.WithContext(ctx)
+	for name, v := range c.Path {
+		if u.RawPath != "" {
+			v = url.PathEscape(v)
+		}
+		r.SetPathValue(name, v)
+	}
+	return r, nil
 }
 
 // answerWriter is the http.ResponseWriter of an Invoke: it keeps the answer.

@@ -35,6 +35,7 @@ const (
 type requestRecord struct {
 	mu        sync.Mutex
 	operation string
+	route     string // the operation's route pattern; "": the router's
 	tokenID   int64
 	mcpMethod string
 	mcpTool   string
@@ -92,10 +93,15 @@ func ClientGone(ctx context.Context) bool {
 	return errors.Is(ctx.Err(), context.Canceled)
 }
 
-// annotate is the first Huma middleware: it names the operation on the
-// request's record.
+// annotate is the first Huma middleware: it names the operation and its
+// route pattern on the request's record (routed or run in-process).
 func (s *Server) annotate(ctx huma.Context, next func(huma.Context)) {
-	noteOperation(ctx.Context(), ctx.Operation().OperationID)
+	if r := recordFrom(ctx.Context()); r != nil {
+		op := ctx.Operation()
+		r.mu.Lock()
+		r.operation, r.route = op.OperationID, Prefix+op.Path
+		r.mu.Unlock()
+	}
 	next(ctx)
 }
 
@@ -142,13 +148,12 @@ func routeName(pattern string) string {
 
 // recordRequest writes the access-log line and updates the metrics.
 func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, bytes int, d time.Duration) {
-	route := ""
-	if rc := chi.RouteContext(r.Context()); rc != nil {
+	rec.mu.Lock()
+	op, route, token, method, tool := rec.operation, rec.route, rec.tokenID, rec.mcpMethod, rec.mcpTool
+	rec.mu.Unlock()
+	if rc := chi.RouteContext(r.Context()); route == "" && rc != nil {
 		route = rc.RoutePattern()
 	}
-	rec.mu.Lock()
-	op, token, method, tool := rec.operation, rec.tokenID, rec.mcpMethod, rec.mcpTool
-	rec.mu.Unlock()
 	if op == "" && !strings.HasSuffix(route, "*") {
 		op = routeName(route) // a plain route: the OpenAPI document, the docs
 	}

@@ -7,13 +7,13 @@ import (
 	"cmp"
 	"crypto/ed25519"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"reflect"
 	"slices"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/adapters/humachi"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,6 +121,7 @@ type Server struct {
 	gateway   *liveGatewayKeys
 	ops       []Op // every declared operation, in the order registered
 	opByID    map[string]Op
+	invokers  map[string]http.Handler // each GET operation, run in-process (Invoke)
 }
 
 // New builds the server and registers every operation. Every service must
@@ -142,7 +143,7 @@ func New(cfg Config, svc Services) *Server {
 	s.router.NotFound(s.notFound)
 	s.router.MethodNotAllowed(s.methodNotAllowed)
 	s.router.Route(Prefix, func(r chi.Router) {
-		s.api = humachi.New(r, s.humaConfig())
+		s.api = huma.NewAPI(s.humaConfig(), newOpAdapter(s, r))
 		s.registerDocs(r)
 	})
 	s.api.UseMiddleware(s.annotate, s.deprecation, s.guard, s.contentType, s.inputGuard, s.idempotency,

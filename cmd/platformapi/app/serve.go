@@ -315,8 +315,12 @@ func listenTCP(addr, flag string) (net.Listener, error) {
 }
 
 // serve serves h on ln (over TLS when tlsConfig is set) until ctx ends,
-// then drains requests for up to 10 seconds.
+// then drains requests for up to 10 seconds. Each server gets its own copy
+// of tlsConfig: net/http writes its HTTP/2 settings into the server's.
 func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config) error {
+	if tlsConfig != nil {
+		tlsConfig = tlsConfig.Clone()
+	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		TLSConfig: tlsConfig}
 	if tlsConfig != nil { // handshake failures (scanners, expired client trust) at warn, as JSON
