@@ -71,8 +71,9 @@ func TestAcc_Examples_ApplyAgainstServer(t *testing.T) {
 	}
 	// The catalogue's data sources, once the row exists (read at plan time,
 	// before it, their outputs would change after the apply).
-	withCatalogue := cfg + "\n" + exampleFile(t, "data-sources/platformapi_ai_gateway/data-source.tf") +
-		"\n" + exampleFile(t, "data-sources/platformapi_ai_models/data-source.tf")
+	withCatalogue := cfg + "\n" +
+		exampleFile(t, "data-sources/platformapi_ai_gateway/data-source.tf") + "\n" +
+		exampleFile(t, "data-sources/platformapi_ai_models/data-source.tf")
 	const customer, brand = "platformapi_customer.wayne", "platformapi_brand.this"
 	var customerID, modelID string
 	resource.Test(t, resource.TestCase{
@@ -80,7 +81,8 @@ func TestAcc_Examples_ApplyAgainstServer(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: cfg,
 			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttrWith(customer, "id", func(v string) error { customerID = v; return nil }),
+				resource.TestCheckResourceAttrWith(customer, "id",
+					func(v string) error { customerID = v; return nil }),
 				onServer(a, t, customer, "/api/v1/customers/%s", map[string]any{"short_name": "WAYNE",
 					"billing_tier": "PAYING", "status": "active", "notes": "Managed by Terraform."}),
 				resource.TestCheckResourceAttrWith("platformapi_ai_model.coder", "id",
@@ -110,7 +112,8 @@ func TestAcc_Examples_ApplyAgainstServer(t *testing.T) {
 			// imported alone: outputs of objects not imported would be null
 			Config:       a.providerExample(t) + exampleFile(t, "resources/platformapi_brand/resource.tf"),
 			ResourceName: brand, ImportState: true, ImportStateId: importID(t, "platformapi_brand"),
-			ImportStateVerify: true, ImportStateVerifyIgnore: []string{"brand_color"}, // read back lower-case
+			// brand_color is read back lower-case
+			ImportStateVerify: true, ImportStateVerifyIgnore: []string{"brand_color"},
 		}, {
 			Config: a.provider(a.destroyer, true),
 			Check: func(*terraform.State) error {

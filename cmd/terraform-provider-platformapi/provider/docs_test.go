@@ -105,8 +105,7 @@ func TestDocs_Fresh(t *testing.T) {
 	}
 	run(t, ".", nil, gen[0], append(gen[1:], "--rendered-website-dir", rel)...)
 	if d := cmp.Diff(tree(t, out), tree(t, docsDir)); d != "" {
-		t.Errorf("docs are stale: run go generate ./cmd/terraform-provider-platformapi/... "+
-			"(-generated +committed):\n%s", d)
+		t.Errorf("docs are stale: %s (-generated +committed):\n%s", regenerate, d)
 	}
 	validate := slices.Clone(gen)
 	validate[slices.Index(validate, "generate")] = "validate"
@@ -145,8 +144,9 @@ func exampleDirs(t *testing.T) []string {
 	t.Helper()
 	var dirs []string
 	err := filepath.WalkDir(examplesDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Ext(p) == ".tf" && !slices.Contains(dirs, filepath.Dir(p)) {
-			dirs = append(dirs, filepath.Dir(p))
+		dir := filepath.Dir(p)
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".tf" && !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
 		}
 		return err
 	})
@@ -203,7 +203,8 @@ func copyExample(t *testing.T, dir string) string {
 		}
 	}
 	if !hasSource {
-		if err := os.WriteFile(filepath.Join(work, "zz_source.tf"), []byte(requiredProviders), 0o600); err != nil {
+		err := os.WriteFile(filepath.Join(work, "zz_source.tf"), []byte(requiredProviders), 0o600)
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 const (
 	examplesDir = "../examples"
 	docsDir     = "../docs"
+	regenerate  = "run go generate ./cmd/terraform-provider-platformapi/..."
 )
 
 // typeNames are the provider's declared resource and data source types.
@@ -130,7 +131,8 @@ func TestExamples_EveryResourceHasExampleAndImport(t *testing.T) {
 			dir := filepath.Join(examplesDir, "resources", name)
 			decl := declared(t, filepath.Join(dir, "resource.tf"), "resource")
 			if !hasType(decl, name) {
-				t.Errorf("%s/resource.tf declares no %s (it declares %v)", dir, name, slices.Sorted(maps.Keys(decl)))
+				t.Errorf("%s/resource.tf declares no %s (it declares %v)",
+					dir, name, slices.Sorted(maps.Keys(decl)))
 			}
 			cmds := importCommands(t, filepath.Join(dir, "import.sh"))
 			blocks := importTargets(t, filepath.Join(dir, "import-by-string-id.tf"))
@@ -143,11 +145,10 @@ func TestExamples_EveryResourceHasExampleAndImport(t *testing.T) {
 					t.Errorf("%s imports to %s, which is not a %s of resource.tf", dir, addr, name)
 				}
 			}
-			page := readPage(t, filepath.Join(docsDir, "resources", strings.TrimPrefix(name, "platformapi_")+".md"))
+			page := readPage(t, "resources", name)
 			for _, want := range []string{"## Example Usage", "## Import", "terraform import " + cmds[0]} {
 				if !strings.Contains(page, want) {
-					t.Errorf("the page of %s lacks %q: run go generate ./cmd/terraform-provider-platformapi/...",
-						name, want)
+					t.Errorf("the page of %s lacks %q: %s", name, want, regenerate)
 				}
 			}
 		})
@@ -166,9 +167,9 @@ func TestExamples_EveryDataSourceHasExample(t *testing.T) {
 			if !hasType(decl, name) {
 				t.Errorf("%s reads no %s (it reads %v)", file, name, slices.Sorted(maps.Keys(decl)))
 			}
-			page := readPage(t, filepath.Join(docsDir, "data-sources", strings.TrimPrefix(name, "platformapi_")+".md"))
+			page := readPage(t, "data-sources", name)
 			if !strings.Contains(page, "## Example Usage") || !strings.Contains(page, `data "`+name+`"`) {
-				t.Errorf("the page of %s shows no example: run go generate ./cmd/terraform-provider-platformapi/...", name)
+				t.Errorf("the page of %s shows no example: %s", name, regenerate)
 			}
 		})
 	}
@@ -208,11 +209,12 @@ func declaredProviders(t *testing.T, file string) []string {
 	return out
 }
 
-func readPage(t *testing.T, file string) string {
+// readPage is the generated page of a type, in docs/sub.
+func readPage(t *testing.T, sub, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(file)
+	b, err := os.ReadFile(filepath.Join(docsDir, sub, strings.TrimPrefix(name, "platformapi_")+".md"))
 	if err != nil {
-		t.Fatalf("generated page missing (run go generate ./cmd/terraform-provider-platformapi/...): %v", err)
+		t.Fatalf("generated page missing (%s): %v", regenerate, err)
 	}
 	return string(b)
 }
