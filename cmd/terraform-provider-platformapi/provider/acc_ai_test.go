@@ -127,6 +127,12 @@ data "platformapi_customer" "c" {
 data "platformapi_ai_models" "all" {
   gateway_tier = platformapi_ai_model.m.gateway_tier
 }
+data "platformapi_ai_models" "none" {
+  q = "no-such-model"
+}
+output "no_models" {
+  value = length(data.platformapi_ai_models.none.items) # fails if items is null
+}
 data "platformapi_ai_nodes" "fra1" {
   site = "fra1"
 }
@@ -146,6 +152,7 @@ data "platformapi_ai_gateway" "gw" {
 				resource.TestCheckResourceAttr("data.platformapi_customer.c", "vcs_group", "acme"),
 				resource.TestCheckResourceAttr("data.platformapi_ai_models.all", "items.#", "1"),
 				resource.TestCheckResourceAttr("data.platformapi_ai_models.all", "items.0.repo", "acme-labs/coder-7b"),
+				resource.TestCheckOutput("no_models", "0"),
 				resource.TestCheckResourceAttr("data.platformapi_ai_nodes.fra1", "items.#", "1"),
 				resource.TestCheckResourceAttr("data.platformapi_ai_nodes.fra1", "items.0.online", "true"),
 				resource.TestCheckResourceAttr("data.platformapi_ai_nodes.fra1", "items.0.cluster.role", "head"),

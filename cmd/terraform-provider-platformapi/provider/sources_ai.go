@@ -27,7 +27,7 @@ var aiModelsSource = &source{
 		if err != nil {
 			return nil, err
 		}
-		var items []platformclient.AIModel
+		items := []platformclient.AIModel{} // no match is an empty list, never null
 		for {
 			limit := pageLimit
 			p.Limit = &limit

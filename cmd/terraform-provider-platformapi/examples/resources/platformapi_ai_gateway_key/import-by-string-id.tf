@@ -1,0 +1,4 @@
+import {
+  to = platformapi_ai_gateway_key.ci
+  id = "5"
+}

@@ -1,0 +1,4 @@
+import {
+  to = platformapi_ai_model.coder
+  id = "21"
+}

@@ -1,0 +1,4 @@
+import {
+  to = platformapi_brand.this
+  id = "brand"
+}

@@ -1,0 +1,4 @@
+import {
+  to = platformapi_customer.wayne
+  id = "12"
+}

@@ -1,0 +1,4 @@
+import {
+  to = platformapi_prod_lock.store
+  id = "3" # the project id
+}

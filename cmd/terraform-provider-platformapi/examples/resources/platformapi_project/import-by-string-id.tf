@@ -1,0 +1,4 @@
+import {
+  to = platformapi_project.store
+  id = "3"
+}

@@ -1,0 +1,2 @@
+# A project is imported by its id.
+terraform import platformapi_project.store 3

@@ -1,0 +1,4 @@
+import {
+  to = platformapi_tenant.labs
+  id = "40"
+}

@@ -1,0 +1,4 @@
+import {
+  to = platformapi_user.sam
+  id = "7"
+}
