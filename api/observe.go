@@ -140,6 +140,18 @@ func routeName(pattern string) string {
 	return strings.Trim(name, "-")
 }
 
+// operationLabel is the operation label of a request: the operation that
+// noted itself, else a plain route's name, else unmatched.
+func operationLabel(op, route string) string {
+	if op == "" && !strings.HasSuffix(route, "*") {
+		op = routeName(route) // a plain route: the OpenAPI document, the docs
+	}
+	if op == "" {
+		op = opUnmatched
+	}
+	return op
+}
+
 // recordRequest writes the access-log line and updates the metrics.
 func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, bytes int, d time.Duration) {
 	route := ""
@@ -149,12 +161,7 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 	rec.mu.Lock()
 	op, token, method, tool := rec.operation, rec.tokenID, rec.mcpMethod, rec.mcpTool
 	rec.mu.Unlock()
-	if op == "" && !strings.HasSuffix(route, "*") {
-		op = routeName(route) // a plain route: the OpenAPI document, the docs
-	}
-	if op == "" {
-		op = opUnmatched
-	}
+	op = operationLabel(op, route)
 	s.metrics.observe(op, status, d)
 	level := slog.LevelInfo
 	if op == opHealthz || op == opReadyz || op == opMetrics || op == opGatewayVerify {
