@@ -43,7 +43,31 @@ func (s *Server) traced(next http.Handler) http.Handler {
 	return s.cfg.Tracing.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r)
 		describeSpan(r)
-	}))
+	}), spanName)
+}
+
+// spanName is the name of a request's span: its operation label (as the
+// access log's) once the operation or the route is known, the method until
+// then.
+func spanName(r *http.Request) string {
+	op, route := "", routeOf(r)
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.mu.Lock()
+		op = rec.operation
+		rec.mu.Unlock()
+	}
+	if op == "" && route == "" {
+		return r.Method
+	}
+	return operationLabel(op, route)
+}
+
+// routeOf is the route pattern the router matched for r ("" before routing).
+func routeOf(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil {
+		return rc.RoutePattern()
+	}
+	return ""
 }
 
 // describeSpan names the request's span after its operation and adds the
@@ -55,10 +79,7 @@ func describeSpan(r *http.Request) {
 	if !span.IsRecording() || rec == nil {
 		return
 	}
-	route := ""
-	if rc := chi.RouteContext(r.Context()); rc != nil {
-		route = rc.RoutePattern()
-	}
+	route := routeOf(r)
 	rec.mu.Lock()
 	op, token, method, tool := rec.operation, rec.tokenID, rec.mcpMethod, rec.mcpTool
 	rec.mu.Unlock()

@@ -56,10 +56,15 @@ func (t *Tracing) Tracer() trace.Tracer { return t.provider.Tracer(Instrumentati
 
 // Handler wraps h in OpenTelemetry's HTTP server instrumentation: a server
 // span per request, continuing the trace of an incoming traceparent, with
-// the request's method and the answer's status code. The caller names the
-// span once the request's operation is known (trace.SpanFromContext).
-func (t *Tracing) Handler(h http.Handler) http.Handler {
-	return otelhttp.NewHandler(h, "http", t.options()...)
+// the request's method and the answer's status code, named by name (asked
+// as the request starts, and again once it is served when the router noted
+// the request's pattern; the caller may rename the span itself through
+// trace.SpanFromContext).
+func (t *Tracing) Handler(h http.Handler, name func(*http.Request) string) http.Handler {
+	opts := append(t.options(), otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+		return name(r)
+	}))
+	return otelhttp.NewHandler(h, "http", opts...)
 }
 
 // Client is the HTTP client of the calls to outside systems (code host,
