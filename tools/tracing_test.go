@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -65,7 +66,12 @@ func TestTracing_ToolsCall_SpanPerCallBetweenThePOSTAndItsOperation(t *testing.T
 	if len(rec.Find(tracingtest.ChildOf(op.SpanContext()))) == 0 {
 		t.Fatal("the operation's statements have no spans under it")
 	}
-	t.Logf("trace of one MCP tool call:\n%s", traceTree(rec, span.SpanContext().TraceID()))
+	// the README's "Tracing" shows this trace
+	want := "mcp (server)\n  SELECT (client)\n  tools/call list-customers (internal)\n" +
+		"    list-customers (server)\n      SELECT (client)\n"
+	if diff := cmp.Diff(want, traceTree(rec, span.SpanContext().TraceID())); diff != "" {
+		t.Fatalf("the trace of one tool call (-want +got):\n%s", diff)
+	}
 }
 
 func TestTracing_ToolsCallRefused_SpanIsAnErrorWithTheProblemCode(t *testing.T) {
