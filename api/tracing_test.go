@@ -75,7 +75,8 @@ func TestTracing_IncomingTraceparent_ContinuesThatTrace(t *testing.T) {
 	span := serverSpan(t, rec, r.Header.Get("X-Request-ID"))
 	if span.Name() != "get-whoami" || span.SpanContext().TraceID().String() != traceID ||
 		span.Parent().SpanID().String() != parentID || !span.Parent().IsRemote() {
-		t.Fatalf("span %q in trace %s under %s", span.Name(), span.SpanContext().TraceID(), span.Parent().SpanID())
+		t.Fatalf("span %q in trace %s under %s", span.Name(), span.SpanContext().TraceID(),
+			span.Parent().SpanID())
 	}
 }
 
@@ -88,7 +89,8 @@ func TestTracing_ProjectProvision_JobSpanLinkedToTheRequestThatEnqueuedIt(t *tes
 	}
 	apitest.PollOperation(t, e, tok, r.JSON(t)["id"].(string), "succeeded")
 	post := serverSpan(t, rec, r.Header.Get("X-Request-ID"))
-	work := rec.Wait(t, "the provisioning job's span", tracingtest.Named("river.work/"+resources.OpKindProjectProvision))
+	work := rec.Wait(t, "the provisioning job's span",
+		tracingtest.Named("river.work/"+resources.OpKindProjectProvision))
 	if work.SpanKind() != trace.SpanKindConsumer || tracingtest.Attr(work, "status").AsString() != "ok" ||
 		len(work.Links()) != 1 || work.Links()[0].SpanContext.TraceID() != post.SpanContext().TraceID() {
 		t.Fatalf("job span %q: %v, links %v", work.Name(), work.Attributes(), work.Links())
@@ -180,7 +182,8 @@ func TestTracing_Off_NothingInstalled_NoSpanNoTraceContext(t *testing.T) {
 		seen[1].TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
 		t.Fatalf("trace context seen by the handler (off, on): %v", seen)
 	}
-	if span := rec.Wait(t, "the probe's span", tracingtest.Named("trace-probe")); span.SpanKind() != trace.SpanKindServer {
+	span := rec.Wait(t, "the probe's span", tracingtest.Named("trace-probe"))
+	if span.SpanKind() != trace.SpanKindServer {
 		t.Fatalf("probe span of kind %v", span.SpanKind())
 	}
 }

@@ -21,9 +21,10 @@ func TestEnabled_OnlyWithAnEndpoint_AndNotDisabled(t *testing.T) {
 		env  map[string]string
 		want bool
 	}{
-		"nothing set":       {nil, false},
-		"endpoint":          {map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, true},
-		"traces endpoint":   {map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, true},
+		"nothing set": {nil, false},
+		"endpoint":    {map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, true},
+		"traces endpoint": {map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"},
+			true},
 		"service name only": {map[string]string{"OTEL_SERVICE_NAME": "api"}, false},
 		"sdk disabled": {map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
 			"OTEL_SDK_DISABLED": "TRUE"}, false},

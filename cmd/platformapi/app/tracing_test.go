@@ -73,8 +73,8 @@ func tracedMain(t *testing.T, c *otlpCollector, promURL string) (*Main, http.Han
 	}
 	admin := resources.Actor{Label: "a@example.test"}
 	p := m.Portal()
-	if _, err := p.CreateUser(t.Context(), resources.Actor{}, resources.NewUser{Email: "a@example.test", DisplayName: "A",
-		Roles: []string{"admin"}}); err != nil {
+	if _, err := p.CreateUser(t.Context(), resources.Actor{}, resources.NewUser{Email: "a@example.test",
+		DisplayName: "A", Roles: []string{"admin"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.SetAPIEnabled(t.Context(), admin, true); err != nil {
