@@ -5,8 +5,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"platformapi/api/apitest"
 	"platformapi/resources"
+	"platformapi/tracing"
 )
 
 // BenchmarkGatewayVerifyInProcess measures what the server adds to a
@@ -17,6 +20,20 @@ import (
 // recorder.
 func BenchmarkGatewayVerifyInProcess(b *testing.B) {
 	e := apitest.New(b, apitest.Options{})
+	k, err := e.Store.CreateGatewayKey(b.Context(), resources.Actor{Label: "ops:bench"},
+		resources.NewGatewayKey{Name: "bench", Tier: new("pro")}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.Server.Changed(resources.GatewayKeyChanged(k.ID))
+	benchInProcess(b, e.Server.Router(), k.Value, http.StatusOK)
+}
+
+// BenchmarkGatewayVerifyInProcessTraced is BenchmarkGatewayVerifyInProcess
+// with tracing on: every span sampled and recorded, then dropped (no
+// exporter), so it measures what the instrumentation adds.
+func BenchmarkGatewayVerifyInProcessTraced(b *testing.B) {
+	e := apitest.New(b, apitest.Options{Tracing: tracing.New(sdktrace.NewTracerProvider())})
 	k, err := e.Store.CreateGatewayKey(b.Context(), resources.Actor{Label: "ops:bench"},
 		resources.NewGatewayKey{Name: "bench", Tier: new("pro")}, nil)
 	if err != nil {

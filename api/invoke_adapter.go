@@ -22,9 +22,8 @@ func newOpAdapter(s *Server, r chi.Router) *opAdapter {
 	return &opAdapter{Adapter: humachi.NewAdapter(r), s: s}
 }
 
-// Handle registers op on the router and keeps a GET's in-process handler:
-// recovery (a panic answers 500 as on the router) and the access record and
-// metrics of the call (observe) around the operation.
+// Handle registers op on the router and keeps a GET's in-process handler
+// (inProcessChain around the operation).
 func (a *opAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
 	a.Adapter.Handle(op, handler)
 	if op.Method != http.MethodGet {
@@ -36,5 +35,17 @@ func (a *opAdapter) Handle(op *huma.Operation, handler func(huma.Context)) {
 	if a.s.invokers == nil {
 		a.s.invokers = map[string]http.Handler{}
 	}
-	a.s.invokers[op.OperationID] = a.s.observe(a.s.recoverer(run))
+	a.s.invokers[op.OperationID] = a.s.inProcessChain(run)
+}
+
+// inProcessChain is what the root chain does for an in-process call whose
+// outer request went through it already: the call's own access record and
+// metrics (observe), its span when tracing is on, and recovery (a panic
+// answers 500 as on the router).
+func (s *Server) inProcessChain(run http.Handler) http.Handler {
+	h := s.recoverer(run)
+	if s.cfg.Tracing != nil {
+		h = s.traced(h)
+	}
+	return s.observe(h)
 }

@@ -146,6 +146,18 @@ func routeName(pattern string) string {
 	return strings.Trim(name, "-")
 }
 
+// operationLabel is the operation label of a request: the operation that
+// noted itself, else a plain route's name, else unmatched.
+func operationLabel(op, route string) string {
+	if op == "" && !strings.HasSuffix(route, "*") {
+		op = routeName(route) // a plain route: the OpenAPI document, the docs
+	}
+	if op == "" {
+		op = opUnmatched
+	}
+	return op
+}
+
 // recordRequest writes the access-log line and updates the metrics.
 func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, bytes int, d time.Duration) {
 	rec.mu.Lock()
@@ -154,12 +166,7 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 	if rc := chi.RouteContext(r.Context()); route == "" && rc != nil {
 		route = rc.RoutePattern()
 	}
-	if op == "" && !strings.HasSuffix(route, "*") {
-		op = routeName(route) // a plain route: the OpenAPI document, the docs
-	}
-	if op == "" {
-		op = opUnmatched
-	}
+	op = operationLabel(op, route)
 	s.metrics.observe(op, status, d)
 	level := slog.LevelInfo
 	if op == opHealthz || op == opReadyz || op == opMetrics || op == opGatewayVerify {

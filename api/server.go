@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/resources"
+	"platformapi/tracing"
 )
 
 // Prefix is where the versioned API is mounted.
@@ -68,6 +69,9 @@ type Config struct {
 	// GatewayKeyUseFlush is how often the keys' last uses are written to
 	// PostgreSQL (one statement); 0 → DefaultGatewayUseFlush.
 	GatewayKeyUseFlush time.Duration
+	// Tracing, when set, makes a span of every request (named after its
+	// operation); nil: tracing is off and nothing of it is installed.
+	Tracing *tracing.Tracing
 }
 
 // Services are the domain services the operations call.
@@ -139,7 +143,7 @@ func New(cfg Config, svc Services) *Server {
 			now: cfg.Now}, gateway: newLiveGatewayKeys(svc.AIGateway, cfg)}
 	s.auth.cache = cfg.CredentialCache
 	s.router = chi.NewRouter()
-	s.router.Use(NewClientAddrs(cfg.TrustedProxies).Middleware, requestIDMiddleware(), s.observe, s.recoverer, s.limits, s.gateMiddleware, middleware.GetHead)
+	s.router.Use(append(s.rootChain(), middleware.GetHead)...)
 	s.router.NotFound(s.notFound)
 	s.router.MethodNotAllowed(s.methodNotAllowed)
 	s.router.Route(Prefix, func(r chi.Router) {

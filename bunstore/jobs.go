@@ -43,7 +43,8 @@ type jobs struct {
 // exactly when the change that needs it committed.
 func (s *Store) enqueue(ctx context.Context, tx bun.Tx, args river.JobArgs) error {
 	s.jobs.once.Do(func() {
-		s.jobs.client, s.jobs.err = river.NewClient(riverdatabasesql.New(s.db.DB), &river.Config{})
+		s.jobs.client, s.jobs.err = river.NewClient(riverdatabasesql.New(s.db.DB),
+			&river.Config{Middleware: s.jobMiddleware()})
 	})
 	if s.jobs.err != nil {
 		return s.jobs.err
@@ -102,6 +103,7 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 		FetchPollInterval:    cmpOr(cfg.PollInterval, time.Second),
 		FetchCooldown:        min(cmpOr(cfg.PollInterval, time.Second), 100*time.Millisecond),
 		Logger:               cfg.Logger,
+		Middleware:           s.jobMiddleware(),
 	})
 	if err != nil {
 		return nil, err

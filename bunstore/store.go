@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"platformapi/resources"
+	"platformapi/tracing"
 )
 
 // Store implements the resources services over PostgreSQL. Every change runs
@@ -23,6 +24,7 @@ type Store struct {
 	now     func() time.Time
 	jobs    jobs
 	changes resources.ChangePublisher // nil: no replica caches credentials
+	tracing *tracing.Tracing          // nil: off (SetTracing)
 }
 
 // NewStore wraps an open, migrated database.

@@ -89,7 +89,7 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 	)
 	for _, s := range specs {
 		m.byName[s.tool.Name] = s
-		m.mcp.AddTool(s.tool, m.handler(s))
+		m.mcp.AddTool(s.tool, m.toolHandler(s))
 	}
 	if err := m.addCatalogues(); err != nil {
 		return nil, err

@@ -37,7 +37,9 @@ func populate(t *testing.T, e *env) string {
 	op := post("/projects", `{"customer_id":"1","short_name":"SHOP","name":"Web shop","kind":"cluster",`+
 		`"components":["www","app-api"]}`, 202)
 	apitest.PollOperation(t, e.api, tok, op["id"].(string), "succeeded")
-	post("/projects/1/release-promotions", `{"component":"www","target_env":"dev","version":"1.2.3"}`, 202)
+	rel := post("/projects/1/release-promotions", `{"component":"www","target_env":"dev","version":"1.2.3"}`, 202)
+	// Finished before any test reads it: tests of filters and snapshots expect it succeeded.
+	apitest.PollOperation(t, e.api, tok, rel["id"].(string), "succeeded")
 	post("/ai/gateway/keys", `{"name":"ci","tier":"code"}`, 201)
 	post("/ai/models", `{"repo":"Qwen/Qwen3-Coder-30B","gateway_tier":"code","benchmarks":{"humaneval":91.2,"grade":"A"}}`, 201)
 	if r := e.do(http.MethodPost, api.Prefix+"/brand/assets?kind=favicon", map[string]string{"Authorization": "Bearer " + tok,

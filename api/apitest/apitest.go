@@ -33,6 +33,7 @@ import (
 	"platformapi/resources/nodeagent"
 	"platformapi/resources/pipelinesim"
 	"platformapi/resources/testkit"
+	"platformapi/tracing"
 )
 
 // AdminEmail is the administrator every Env starts with.
@@ -121,6 +122,9 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// LogLevel is the server log's level (0: info).
 	LogLevel slog.Level
+	// Tracing turns tracing on for the server, the store, the worker and
+	// the node agents' client (nil: off, as without OTEL_* configuration).
+	Tracing *tracing.Tracing
 }
 
 // GatewayKeyUseFlush is how often an Env writes the gateway keys' last
@@ -162,7 +166,8 @@ func New(t testing.TB, o Options) *Env {
 		pepper = Pepper
 	}
 	e.Store, e.Portal = st, bunstore.TokenMinter{Store: st, Pepper: pepper}
-	e.Fleet, e.StoreRoot = nodeagent.NewFleet(st, nodeagent.NewClient(nil), pepper), t.TempDir()
+	st.SetTracing(o.Tracing)
+	e.Fleet, e.StoreRoot = nodeagent.NewFleet(st, nodeagent.NewClient(o.Tracing.Client()), pepper), t.TempDir()
 	e.Clock, e.logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &testkit.LockedBuffer{}, codehostsim.New(),
 		monitoringsim.New()
 	st.SetClock(e.Clock.Now)
@@ -188,7 +193,7 @@ func New(t testing.TB, o Options) *Env {
 		LicenceKeys: []ed25519.PublicKey{licencetest.PublicKey()}, Metrics: e.Metrics, MetricsGatherer: e.Metrics,
 		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout, Networks: o.Networks,
 		GatewayKeyRecheck: o.GatewayKeyRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush,
-		TrustedProxies: o.TrustedProxies}
+		TrustedProxies: o.TrustedProxies, Tracing: o.Tracing}
 	if o.CredentialCache > 0 {
 		cfg.CredentialCache = api.NewCredentialCache(o.CredentialCache, e.Clock.Now, nil)
 	}

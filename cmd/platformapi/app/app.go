@@ -26,6 +26,7 @@ import (
 	"platformapi/resources"
 	"platformapi/resources/monitoringsim"
 	"platformapi/resources/nodeagent"
+	"platformapi/tracing"
 )
 
 // Options is the configuration every command shares.
@@ -45,6 +46,9 @@ type Options struct {
 	// connections (0: the server's own); migrations run without it.
 	StatementTimeout time.Duration
 	RedisURL         string // shared cache of the replicas; empty: none
+	// Tracing, when set, is the tracing of the command instead of the one
+	// the OTEL_* environment configures (tests record spans in memory).
+	Tracing *tracing.Tracing
 	// stopLogs writes out what the logger's buffer holds (serve; nil when
 	// the logger writes unbuffered).
 	stopLogs func()
@@ -72,12 +76,20 @@ type Main struct {
 	// stopGateway stops keeping the view of live gateway keys, writing the
 	// keys' last uses once more (after the HTTP server drained).
 	stopGateway func()
+	tracing     *tracing.Tracing // nil: off (no OTLP endpoint configured)
 }
 
 // Open connects to the configured database, starting the embedded cluster
-// when no URL is given, and loads the token pepper.
+// when no URL is given, loads the token pepper and starts tracing when the
+// environment configures it (see tracing.FromEnv).
 func Open(ctx context.Context, opts Options) (*Main, error) {
-	m := &Main{opts: opts}
+	m := &Main{opts: opts, tracing: opts.Tracing}
+	if m.tracing == nil {
+		var err error
+		if m.tracing, err = tracing.FromEnv(ctx, os.Getenv, readBuildInfo().Version); err != nil {
+			return nil, err
+		}
+	}
 	dsn := opts.DatabaseURL
 	if dsn == "" {
 		e, dsn2, err := openEmbedded(ctx, opts)
@@ -93,11 +105,12 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 	}
 	m.dsn, m.db, m.store = dsn, db, bunstore.NewStore(db)
 	m.store.SetClock(m.now)
+	m.store.SetTracing(m.tracing)
 	if m.pepper, err = loadPepper(opts, m.embedded != nil); err != nil {
 		m.Close()
 		return nil, err
 	}
-	m.fleet = nodeagent.NewFleet(m.store, nodeagent.NewClient(nil), m.pepper)
+	m.fleet = nodeagent.NewFleet(m.store, nodeagent.NewClient(m.tracing.Client()), m.pepper)
 	if opts.RedisURL != "" {
 		if m.shared, err = sharedcache.New(sharedcache.Options{URL: opts.RedisURL, Logger: opts.Logger}); err != nil {
 			m.Close()
@@ -212,8 +225,10 @@ func (m *Main) freezeDatabaseClock(ctx context.Context) error {
 }
 
 // Close writes the gateway keys' last uses, stops the change feed (waiting
-// for it), closes the database and stops the embedded cluster, if any.
+// for it), closes the database, stops the embedded cluster, if any, and
+// exports the spans still buffered.
 func (m *Main) Close() {
+	defer m.stopTracing()
 	if m.stopGateway != nil {
 		m.stopGateway()
 	}
@@ -255,4 +270,14 @@ func (m *Main) migrate(ctx context.Context) error {
 	defer db.Close()
 	_, err = bunstore.Migrate(ctx, db)
 	return err
+}
+
+// stopTracing exports the spans still buffered (for at most 5 seconds) and
+// stops the exporter; nothing when tracing is off.
+func (m *Main) stopTracing() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.tracing.Shutdown(ctx); err != nil {
+		m.opts.Logger.Warn("exporting the last spans", "error", err)
+	}
 }

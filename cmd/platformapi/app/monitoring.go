@@ -14,7 +14,7 @@ import (
 // which reports the demo machines the roster in the database lists.
 func (m *Main) monitor(ctx context.Context, o ServeOptions) (resources.Monitor, error) {
 	if o.PrometheusURL != "" {
-		return prometheus.New(prometheus.Config{URL: o.PrometheusURL}), nil
+		return prometheus.New(prometheus.Config{URL: o.PrometheusURL, Client: m.tracing.Client()}), nil
 	}
 	m.opts.Logger.Warn("no Prometheus configured (--prometheus-url): AI node live values come from the simulated fleet")
 	m.sim = monitoringsim.Demo()

@@ -72,7 +72,7 @@ type PortalOptions struct {
 // the in-process simulated one, which reports back to the store.
 func (m *Main) pipeline(o ServeOptions) resources.ReleasePipeline {
 	if o.WebhookURL != "" {
-		return webhook.New(o.WebhookURL, []byte(o.WebhookSecret), nil)
+		return webhook.New(o.WebhookURL, []byte(o.WebhookSecret), m.tracing.Client())
 	}
 	m.opts.Logger.Warn("no release pipeline configured (--pipeline-webhook-url): using the simulated pipeline")
 	return pipelinesim.New(m.store, o.PipelineDelay, pipelinesim.WithLogger(m.opts.Logger))
@@ -93,7 +93,7 @@ func (m *Main) startWorker(ctx context.Context, o ServeOptions, reg prometheus.R
 // in-process simulated one (demo and development).
 func (m *Main) codeHost(o ServeOptions) resources.CodeHost {
 	if o.GitLabURL != "" {
-		return gitlab.New(o.GitLabURL, o.GitLabToken, nil)
+		return gitlab.New(o.GitLabURL, o.GitLabToken, m.tracing.Client())
 	}
 	m.opts.Logger.Warn("no GitLab configured (--gitlab-url): using the simulated code host")
 	return codehostsim.New()
@@ -141,7 +141,8 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	}
 	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
 		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
-		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies}
+		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies,
+		Tracing: m.tracing}
 	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
 	if m.shared != nil {
 		m.shared.Register(reg)
