@@ -41,9 +41,10 @@ func run(t *testing.T, name string, args ...string) {
 	}
 }
 
-// whoamiStatus serves the installation at dsn with pepper and answers the
-// status of GET /api/v1/whoami with token.
-func whoamiStatus(t *testing.T, dsn, pepper, token string) int {
+// restoredStatuses serves the installation at dsn with pepper and answers
+// the status of GET /api/v1/whoami with token and of the AI gateway's
+// /ai-gateway/verify with the gateway key.
+func restoredStatuses(t *testing.T, dsn, pepper, token, gatewayKey string) (whoami, verify int) {
 	t.Helper()
 	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", pepper)
 	m, err := Open(t.Context(), Options{DatabaseURL: dsn, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -57,21 +58,25 @@ func whoamiStatus(t *testing.T, dsn, pepper, token string) int {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/api/v1/whoami", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	status := func(path, bearer string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
 	}
-	res.Body.Close()
-	return res.StatusCode
+	return status("/api/v1/whoami", token), status(resources.GatewayVerifyPath, gatewayKey)
 }
 
 // TestBackup_DumpRestoredIntoAFreshCluster_TokensLiveOnlyWithThePepper
 // follows docs/operations.md: pg_dump of a live installation, pg_restore
 // into a new, empty PostgreSQL cluster, the server started on it with the
-// same pepper: the token minted before the backup works. With another
-// pepper every token is refused — the pepper must travel with the dump.
+// same pepper: the API token and the AI gateway key made before the backup
+// both authenticate. With another pepper every API token is refused — the
+// pepper must travel with the dump — while gateway keys still open.
 func TestBackup_DumpRestoredIntoAFreshCluster_TokensLiveOnlyWithThePepper(t *testing.T) {
 	dump, restore := pgTool(t, "pg_dump"), pgTool(t, "pg_restore")
 	const pepper = "backup-test-pepper-0123456789"
@@ -95,6 +100,11 @@ func TestBackup_DumpRestoredIntoAFreshCluster_TokensLiveOnlyWithThePepper(t *tes
 	if err != nil {
 		t.Fatal(err)
 	}
+	key, err := m.store.CreateGatewayKey(t.Context(), resources.Actor{Label: "ops:test"},
+		resources.NewGatewayKey{Name: "before the backup"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m.Close()
 	file := filepath.Join(t.TempDir(), "platformapi.dump")
 	run(t, dump, "--format=custom", "--no-owner", "--file="+file, source)
@@ -108,10 +118,13 @@ func TestBackup_DumpRestoredIntoAFreshCluster_TokensLiveOnlyWithThePepper(t *tes
 	target := cluster.DSN("postgres")
 	run(t, restore, "--no-owner", "--exit-on-error", "--dbname="+target, file)
 
-	if got := whoamiStatus(t, target, pepper, minted.Value); got != http.StatusOK {
-		t.Fatalf("the restored installation with its pepper: whoami %d", got)
+	if whoami, verify := restoredStatuses(t, target, pepper, minted.Value, key.Value); whoami != 200 || verify != 200 {
+		t.Fatalf("the restored installation with its pepper: whoami %d, gateway verify %d", whoami, verify)
 	}
-	if got := whoamiStatus(t, target, "another-pepper-0123456789abc", minted.Value); got != 401 {
-		t.Fatalf("the restored installation with another pepper: whoami %d", got)
+	// The gateway key is hashed under a server key kept in the database: it
+	// does not depend on the pepper.
+	whoami, verify := restoredStatuses(t, target, "another-pepper-0123456789abc", minted.Value, key.Value)
+	if whoami != http.StatusUnauthorized || verify != http.StatusOK {
+		t.Fatalf("the restored installation with another pepper: whoami %d, gateway verify %d", whoami, verify)
 	}
 }
