@@ -2,6 +2,7 @@ package portal
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -23,12 +24,19 @@ type adminPage struct {
 // routeAdmin registers the Administration page and its actions.
 func (h *Handler) routeAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("GET /portal/admin", h.signedIn("portal-admin", h.admin))
-	mux.HandleFunc("POST /portal/admin/api", h.signedIn("portal-api-switch", h.switchAPI))
-	mux.HandleFunc("POST /portal/admin/roles/grant", h.signedIn("portal-role-grant", h.changeRole(true)))
-	mux.HandleFunc("POST /portal/admin/roles/revoke", h.signedIn("portal-role-revoke", h.changeRole(false)))
-	mux.HandleFunc("POST /portal/admin/licence", h.signedIn("portal-licence-install", h.installLicence))
-	mux.HandleFunc("POST /portal/admin/users", h.signedIn("portal-user-create", h.createUser))
-	mux.HandleFunc("POST /portal/admin/roles", h.signedIn("portal-role-create", h.createRole))
+	for _, a := range []struct {
+		path, id, doing string
+		act             func(*http.Request, resources.Actor, url.Values) (string, error)
+	}{
+		{"api", "portal-api-switch", "switching the API", h.switchAPI},
+		{"roles/grant", "portal-role-grant", "giving a role", h.changeRole(true)},
+		{"roles/revoke", "portal-role-revoke", "taking a role", h.changeRole(false)},
+		{"licence", "portal-licence-install", "installing a licence", h.installLicence},
+		{"users", "portal-user-create", "creating a person", h.createUser},
+		{"roles", "portal-role-create", "creating a role", h.createRole},
+	} {
+		mux.HandleFunc("POST /portal/admin/"+a.path, h.signedIn(a.id, h.adminAction(a.doing, a.act)))
+	}
 }
 
 // admin shows the page to administrators; others are told what it needs.
@@ -79,77 +87,74 @@ func (h *Handler) adminData(r *http.Request) (adminPage, error) {
 	return pg, nil
 }
 
-// switchAPI turns the API and MCP on or off (needs admin).
-func (h *Handler) switchAPI(w http.ResponseWriter, r *http.Request, p resources.Session) {
-	on := r.PostFormValue("enabled") == "true"
-	if _, err := h.cfg.Actions.SetAPIEnabled(r.Context(), actingAs(r, p), on); err != nil {
-		h.refused(w, r, p, "switching the API", err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
-		return
-	}
-	done(w, r, Path+"admin", map[bool]string{true: "api-enabled", false: "api-disabled"}[on])
-}
+// errUnreadableForm refuses a form post whose body cannot be read.
+var errUnreadableForm = resources.Invalid("form", resources.CodeValidationFailed, "the form could not be read")
 
-// changeRole gives a person a role or takes it away (needs admin).
-func (h *Handler) changeRole(grant bool) personHandler {
+// adminAction is an action of the Administration page: act runs with the
+// posted form as the signed-in person and names the notice to show; the
+// browser then goes back to the page, or sees it again with the rule's
+// words when act is refused.
+func (h *Handler) adminAction(doing string,
+	act func(r *http.Request, by resources.Actor, form url.Values) (string, error)) personHandler {
 	return func(w http.ResponseWriter, r *http.Request, p resources.Session) {
-		change, key := h.cfg.Actions.RevokeRole, "role-revoked"
-		if grant {
-			change, key = h.cfg.Actions.GrantRole, "role-granted"
+		key, err := "", r.ParseForm()
+		if err != nil {
+			err = errUnreadableForm
+		} else {
+			key, err = act(r, actingAs(r, p), r.PostForm)
 		}
-		email, role := strings.TrimSpace(r.PostFormValue("email")), strings.TrimSpace(r.PostFormValue("role"))
-		if _, err := change(r.Context(), actingAs(r, p), email, role); err != nil {
-			h.refused(w, r, p, "changing a role", err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
+		if err != nil {
+			h.refused(w, r, p, doing, err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
 			return
 		}
 		done(w, r, Path+"admin", key)
 	}
 }
 
+// switchAPI turns the API and MCP on or off (needs admin).
+func (h *Handler) switchAPI(r *http.Request, by resources.Actor, form url.Values) (string, error) {
+	on := form.Get("enabled") == "true"
+	_, err := h.cfg.Actions.SetAPIEnabled(r.Context(), by, on)
+	return map[bool]string{true: "api-enabled", false: "api-disabled"}[on], err
+}
+
+// changeRole gives a person a role or takes it away (needs admin).
+func (h *Handler) changeRole(grant bool) func(*http.Request, resources.Actor, url.Values) (string, error) {
+	return func(r *http.Request, by resources.Actor, form url.Values) (string, error) {
+		change, key := h.cfg.Actions.RevokeRole, "role-revoked"
+		if grant {
+			change, key = h.cfg.Actions.GrantRole, "role-granted"
+		}
+		_, err := change(r.Context(), by, strings.TrimSpace(form.Get("email")), strings.TrimSpace(form.Get("role")))
+		return key, err
+	}
+}
+
 // installLicence verifies and installs a pasted bundle (needs
 // licence-admin-global or admin).
-func (h *Handler) installLicence(w http.ResponseWriter, r *http.Request, p resources.Session) {
-	bundle := strings.TrimSpace(r.PostFormValue("bundle"))
-	var err error
+func (h *Handler) installLicence(r *http.Request, by resources.Actor, form url.Values) (string, error) {
+	bundle := strings.TrimSpace(form.Get("bundle"))
 	if len(bundle) > resources.MaxLicenceBundleLen {
-		err = resources.Invalid("bundle", resources.CodeLicenceBundleInvalid, "the bundle is longer than %d bytes",
+		return "", resources.Invalid("bundle", resources.CodeLicenceBundleInvalid, "the bundle is longer than %d bytes",
 			resources.MaxLicenceBundleLen)
-	} else {
-		_, err = h.cfg.Licence.InstallAs(r.Context(), h.cfg.Store, actingAs(r, p), bundle, h.cfg.Now())
 	}
-	if err != nil {
-		h.refused(w, r, p, "installing a licence", err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
-		return
-	}
-	done(w, r, Path+"admin", "licence-installed")
+	_, err := h.cfg.Licence.InstallAs(r.Context(), h.cfg.Store, by, bundle, h.cfg.Now())
+	return "licence-installed", err
 }
 
 // createUser creates a person with roles (needs users-write-global or
 // admin; only admins see the form).
-func (h *Handler) createUser(w http.ResponseWriter, r *http.Request, p resources.Session) {
-	if err := r.ParseForm(); err != nil {
-		h.refuse(w, http.StatusBadRequest, "The form could not be read.")
-		return
-	}
-	u := resources.NewUser{Email: strings.TrimSpace(r.PostForm.Get("email")),
-		DisplayName: strings.TrimSpace(r.PostForm.Get("name")), Roles: r.PostForm["roles"]}
-	if _, err := h.cfg.Actions.CreateUser(r.Context(), actingAs(r, p), u); err != nil {
-		h.refused(w, r, p, "creating a person", err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
-		return
-	}
-	done(w, r, Path+"admin", "user-created")
+func (h *Handler) createUser(r *http.Request, by resources.Actor, form url.Values) (string, error) {
+	u := resources.NewUser{Email: strings.TrimSpace(form.Get("email")),
+		DisplayName: strings.TrimSpace(form.Get("name")), Roles: form["roles"]}
+	_, err := h.cfg.Actions.CreateUser(r.Context(), by, u)
+	return "user-created", err
 }
 
 // createRole creates a role with permission keys (needs admin).
-func (h *Handler) createRole(w http.ResponseWriter, r *http.Request, p resources.Session) {
-	if err := r.ParseForm(); err != nil {
-		h.refuse(w, http.StatusBadRequest, "The form could not be read.")
-		return
-	}
-	role := resources.Role{Name: strings.TrimSpace(r.PostForm.Get("name")),
-		Description: strings.TrimSpace(r.PostForm.Get("description")), Permissions: r.PostForm["permissions"]}
-	if _, err := h.cfg.Actions.CreateRole(r.Context(), actingAs(r, p), role); err != nil {
-		h.refused(w, r, p, "creating a role", err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
-		return
-	}
-	done(w, r, Path+"admin", "role-created")
+func (h *Handler) createRole(r *http.Request, by resources.Actor, form url.Values) (string, error) {
+	role := resources.Role{Name: strings.TrimSpace(form.Get("name")),
+		Description: strings.TrimSpace(form.Get("description")), Permissions: form["permissions"]}
+	_, err := h.cfg.Actions.CreateRole(r.Context(), by, role)
+	return "role-created", err
 }

@@ -55,13 +55,14 @@ func (h *Handler) extendToken(w http.ResponseWriter, r *http.Request, p resource
 // createServiceAccount creates a service account with keys the person
 // holds (needs api-tokens-admin-global).
 func (h *Handler) createServiceAccount(w http.ResponseWriter, r *http.Request, p resources.Session) {
-	if err := r.ParseForm(); err != nil {
-		h.refuse(w, http.StatusBadRequest, "The form could not be read.")
-		return
+	err := r.ParseForm()
+	if err != nil {
+		err = errUnreadableForm
+	} else {
+		sa := resources.NewServiceAccount{Name: strings.TrimSpace(r.PostForm.Get("name")),
+			Description: strings.TrimSpace(r.PostForm.Get("description")), Permissions: r.PostForm["permissions"]}
+		_, err = h.cfg.Actions.CreateServiceAccount(r.Context(), actingAs(r, p), sa)
 	}
-	sa := resources.NewServiceAccount{Name: strings.TrimSpace(r.PostForm.Get("name")),
-		Description: strings.TrimSpace(r.PostForm.Get("description")), Permissions: r.PostForm["permissions"]}
-	_, err := h.cfg.Actions.CreateServiceAccount(r.Context(), actingAs(r, p), sa)
 	if err == nil {
 		done(w, r, Path+"tokens", "account-created")
 		return

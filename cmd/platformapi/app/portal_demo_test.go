@@ -1,7 +1,6 @@
 package app
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,23 +16,11 @@ import (
 // browser sends for a form of the portal's own page (plus header).
 func (w *portalWorld) demoSignIn(email string, header http.Header) (*http.Response, string) {
 	w.t.Helper()
-	req, err := http.NewRequestWithContext(w.t.Context(), http.MethodPost, w.url+"/portal/demo-login",
-		strings.NewReader(url.Values{"email": {email}}.Encode()))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	h := http.Header{"Sec-Fetch-Site": {"same-origin"}}
 	for k, v := range header {
-		req.Header[k] = v
+		h[k] = v
 	}
-	res, err := w.client.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res, string(b)
+	return w.postForm("/portal/demo-login", url.Values{"email": {email}}, h)
 }
 
 // TestPortalDemoSignIn_OutsideDemoMode_NotFound: without --demo the demo

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -43,22 +42,8 @@ func (w *portalWorld) signedInAs(email string) {
 // request id, returning the answer with its body.
 func (w *portalWorld) post(path string, form url.Values, requestID string) (*http.Response, string) {
 	w.t.Helper()
-	req, err := http.NewRequestWithContext(w.t.Context(), http.MethodPost, w.url+path,
-		strings.NewReader(form.Encode()))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", w.url)
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	req.Header.Set("X-Request-Id", requestID)
-	res, err := w.client.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res, string(b)
+	return w.postForm(path, form, http.Header{"Origin": {w.url}, "Sec-Fetch-Site": {"same-origin"},
+		"X-Request-Id": {requestID}})
 }
 
 // get reads a portal page, which must answer 200.
@@ -74,18 +59,8 @@ func (w *portalWorld) get(path string) string {
 // api calls /api/v1 with a bearer token and returns the status and body.
 func (w *portalWorld) api(method, path, token string) (int, string) {
 	w.t.Helper()
-	req, err := http.NewRequestWithContext(w.t.Context(), method, w.url+"/api/v1"+path, nil)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := w.client.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	res, body := w.do(method, w.url+"/api/v1"+path, http.Header{"Authorization": {"Bearer " + token}})
+	return res.StatusCode, body
 }
 
 // tokenValueField finds the one-time token value on the minted page.

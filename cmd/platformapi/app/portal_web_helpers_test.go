@@ -115,7 +115,13 @@ func startDemoWorld(t *testing.T, m *Main, h http.Handler, reg prometheus.Regist
 // followed) and returns the answer with its body read.
 func (w *portalWorld) do(method, target string, header http.Header) (*http.Response, string) {
 	w.t.Helper()
-	req, err := http.NewRequestWithContext(w.t.Context(), method, target, nil)
+	return w.send(method, target, header, nil)
+}
+
+// send is do with a request body.
+func (w *portalWorld) send(method, target string, header http.Header, body io.Reader) (*http.Response, string) {
+	w.t.Helper()
+	req, err := http.NewRequestWithContext(w.t.Context(), method, target, body)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -129,6 +135,17 @@ func (w *portalWorld) do(method, target string, header http.Header) (*http.Respo
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
+}
+
+// postForm posts form to the portal's path with header and the form's
+// content type.
+func (w *portalWorld) postForm(path string, form url.Values, header http.Header) (*http.Response, string) {
+	w.t.Helper()
+	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	for k, v := range header {
+		h[k] = v
+	}
+	return w.send(http.MethodPost, w.url+path, h, strings.NewReader(form.Encode()))
 }
 
 // authorize starts a sign-in as user and returns the callback URL the
