@@ -9,7 +9,7 @@ import (
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // BenchmarkGatewayVerifyInProcess measures what the server adds to a

@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/resources"
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // Prefix is where the versioned API is mounted.

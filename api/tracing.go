@@ -9,7 +9,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // Attributes of the HTTP server spans besides OpenTelemetry's own.
@@ -17,8 +17,6 @@ const (
 	attrOperation = attribute.Key("platformapi.operation")
 	attrRequestID = attribute.Key("platformapi.request_id")
 	attrTokenID   = attribute.Key("platformapi.token_id")
-	attrMCPMethod = attribute.Key("mcp.method.name")
-	attrToolName  = attribute.Key("gen_ai.tool.name")
 )
 
 // Tracing is the server's tracing; nil: off.
@@ -103,10 +101,10 @@ func describeSpan(r *http.Request) {
 		attrs = append(attrs, attrTokenID.String(strconv.FormatInt(token, 10)))
 	}
 	if method != "" {
-		attrs = append(attrs, attrMCPMethod.String(method))
+		attrs = append(attrs, tracing.AttrMCPMethod.String(method))
 	}
 	if tool != "" {
-		attrs = append(attrs, attrToolName.String(tool))
+		attrs = append(attrs, tracing.AttrToolName.String(tool))
 	}
 	span.SetAttributes(attrs...)
 }

@@ -15,7 +15,7 @@ import (
 	"platformapi/api/apitest"
 	"platformapi/resources"
 	"platformapi/resources/prometheus"
-	"platformapi/tracing/tracingtest"
+	"platformapi/resources/tracing/tracingtest"
 )
 
 // tracedEnv starts an Env with tracing on, recording spans in memory, and

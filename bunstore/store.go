@@ -14,7 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"platformapi/resources"
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // Store implements the resources services over PostgreSQL. Every change runs

@@ -6,7 +6,7 @@ import (
 	"github.com/uptrace/bun/extra/bunotel"
 	"go.opentelemetry.io/otel/metric/noop"
 
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // SetTracing turns tracing on for the store (t nil: leaves it off, adding

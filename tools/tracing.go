@@ -10,13 +10,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"platformapi/api"
+	"platformapi/resources/tracing"
 )
 
 // Attributes of a tool call's span (OpenTelemetry's conventions for MCP and
 // generative AI tools, and the problem's code of a tool error).
 const (
-	attrMCPMethod   = attribute.Key("mcp.method.name")
-	attrToolName    = attribute.Key("gen_ai.tool.name")
 	attrGenAIOp     = attribute.Key("gen_ai.operation.name")
 	attrToolset     = attribute.Key("platformapi.toolset")
 	attrErrorType   = attribute.Key("error.type")
@@ -34,7 +33,7 @@ func (m *MCP) toolHandler(spec toolSpec) server.ToolHandlerFunc {
 	}
 	tracer, name := t.Tracer(), api.MCPToolCall+" "+spec.tool.Name
 	start := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		attrMCPMethod.String(api.MCPToolCall), attrToolName.String(spec.tool.Name),
+		tracing.AttrMCPMethod.String(api.MCPToolCall), tracing.AttrToolName.String(spec.tool.Name),
 		attrGenAIOp.String("execute_tool"), attrToolset.String(spec.toolset))}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, span := tracer.Start(ctx, name, start...)

@@ -13,7 +13,7 @@ import (
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
-	"platformapi/tracing/tracingtest"
+	"platformapi/resources/tracing/tracingtest"
 )
 
 // withTracing turns tracing on, recording spans in rec.

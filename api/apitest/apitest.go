@@ -33,7 +33,7 @@ import (
 	"platformapi/resources/nodeagent"
 	"platformapi/resources/pipelinesim"
 	"platformapi/resources/testkit"
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // AdminEmail is the administrator every Env starts with.

@@ -26,7 +26,7 @@ import (
 	"platformapi/resources"
 	"platformapi/resources/monitoringsim"
 	"platformapi/resources/nodeagent"
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // Options is the configuration every command shares.

@@ -13,7 +13,7 @@ import (
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 func TestEnabled_OnlyWithAnEndpoint_AndNotDisabled(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"platformapi/resources/testkit"
-	"platformapi/tracing"
+	"platformapi/resources/tracing"
 )
 
 // Recorder is tracing on whose spans stay in memory.

@@ -12,6 +12,8 @@ import (
 	"context"
 	"net/http"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -93,3 +95,10 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	}
 	return t.shutdown(ctx)
 }
+
+// Attributes the server's spans share (OpenTelemetry's conventions for MCP
+// and generative AI tools): on the POST /mcp span and on a tool call's.
+const (
+	AttrMCPMethod = attribute.Key("mcp.method.name")
+	AttrToolName  = attribute.Key("gen_ai.tool.name")
+)
