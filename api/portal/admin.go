@@ -23,19 +23,27 @@ type adminPage struct {
 
 // routeAdmin registers the Administration page and its actions.
 func (h *Handler) routeAdmin(mux *http.ServeMux) {
-	mux.HandleFunc("GET /portal/admin", h.signedIn("portal-admin", h.admin))
+	h.handle(mux, "GET /portal/admin", h.signedIn("portal-admin", h.admin),
+		"**Administration** (`admin`): the API switch, people and their roles, "+
+			"new person, new role, the licence")
 	for _, a := range []struct {
-		path, id, doing string
-		act             func(*http.Request, resources.Actor, url.Values) (string, error)
+		path, id, doing, doc string
+		act                  func(*http.Request, resources.Actor, url.Values) (string, error)
 	}{
-		{"api", "portal-api-switch", "switching the API", h.switchAPI},
-		{"roles/grant", "portal-role-grant", "giving a role", h.changeRole(true)},
-		{"roles/revoke", "portal-role-revoke", "taking a role", h.changeRole(false)},
-		{"licence", "portal-licence-install", "installing a licence", h.installLicence},
-		{"users", "portal-user-create", "creating a person", h.createUser},
-		{"roles", "portal-role-create", "creating a role", h.createRole},
+		{"api", "portal-api-switch", "switching the API", "turns the API and MCP on or off (`enabled`)",
+			h.switchAPI},
+		{"roles/grant", "portal-role-grant", "giving a role", "gives the person `email` the `role`",
+			h.changeRole(true)},
+		{"roles/revoke", "portal-role-revoke", "taking a role", "takes the `role` from the person `email`",
+			h.changeRole(false)},
+		{"licence", "portal-licence-install", "installing a licence",
+			"verifies and installs a licence `bundle` (`licence-admin-global` or `admin`)", h.installLicence},
+		{"users", "portal-user-create", "creating a person", "creates a person (`email`, `name`, `roles`)",
+			h.createUser},
+		{"roles", "portal-role-create", "creating a role",
+			"creates a role (`name`, `description`, `permissions`)", h.createRole},
 	} {
-		mux.HandleFunc("POST /portal/admin/"+a.path, h.signedIn(a.id, h.adminAction(a.doing, a.act)))
+		h.handle(mux, "POST /portal/admin/"+a.path, h.signedIn(a.id, h.adminAction(a.doing, a.act)), a.doc)
 	}
 }
 

@@ -24,9 +24,14 @@ type approval struct {
 
 // routeApprovals registers the approvals page and its decisions.
 func (h *Handler) routeApprovals(mux *http.ServeMux) {
-	mux.HandleFunc("GET /portal/approvals", h.signedIn("portal-approvals", h.approvals))
-	mux.HandleFunc("POST /portal/approvals/{id}/approve", h.signedIn("portal-approve", h.decide(true)))
-	mux.HandleFunc("POST /portal/approvals/{id}/reject", h.signedIn("portal-reject", h.decide(false)))
+	h.handle(mux, "GET /portal/approvals", h.signedIn("portal-approvals", h.approvals),
+		"**Approvals**: prod promotions awaiting a person, with the requester, "+
+			"version, source and what the environment runs now")
+	h.handle(mux, "POST /portal/approvals/{id}/approve", h.signedIn("portal-approve", h.decide(true)),
+		"approves with a `note` (required when you count as the requester: the "+
+			"token's owner or minter); `releases-write-global` or `admin`")
+	h.handle(mux, "POST /portal/approvals/{id}/reject", h.signedIn("portal-reject", h.decide(false)),
+		"rejects with a `reason`: the operation ends `failed` with it")
 }
 
 // approvals shows the page with the notice of the last decision.

@@ -19,8 +19,12 @@ func (h *Handler) demoRoutes(mux *http.ServeMux) {
 	if !h.cfg.Demo {
 		return
 	}
-	mux.HandleFunc("GET /portal/demo-login", labelled("portal-demo-login", h.demoPeople))
-	mux.HandleFunc("POST /portal/demo-login", labelled("portal-demo-sign-in", h.demoSignIn))
+	h.handle(mux, "GET /portal/demo-login", labelled("portal-demo-login", h.demoPeople),
+		"`serve --demo` only (404 otherwise): the demo world's active people, "+
+			"each with a Sign in as button")
+	h.handle(mux, "POST /portal/demo-login", labelled("portal-demo-sign-in", h.demoSignIn),
+		"`serve --demo` only: signs in as the posted `email`, the same session "+
+			"and audit row as a real sign-in")
 }
 
 // demoPeople lists the active people with a sign-in button each.

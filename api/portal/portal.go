@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"platformapi/api"
@@ -63,9 +64,27 @@ type Config struct {
 
 // Handler serves the portal's routes.
 type Handler struct {
-	cfg  Config
-	oidc *oidcClient // nil without an issuer
-	mux  http.Handler
+	cfg    Config
+	oidc   *oidcClient // nil without an issuer
+	mux    http.Handler
+	routes []Route // in the order registered
+}
+
+// Route is one of the portal's routes: its pattern (method and path) and
+// what it does, as the README lists it.
+type Route struct {
+	Pattern string
+	Doc     string
+}
+
+// Routes are the portal's routes in the order registered (the demo
+// sign-in's only in demo mode).
+func (h *Handler) Routes() []Route { return slices.Clone(h.routes) }
+
+// handle registers handler under pattern on mux with what it does.
+func (h *Handler) handle(mux *http.ServeMux, pattern string, handler http.HandlerFunc, doc string) {
+	mux.HandleFunc(pattern, handler)
+	h.routes = append(h.routes, Route{Pattern: pattern, Doc: doc})
 }
 
 // New builds the portal handler.
@@ -81,13 +100,22 @@ func New(cfg Config) *Handler {
 		h.oidc = &oidcClient{cfg: &h.cfg}
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /portal/{$}", labelled("portal-index", h.index))
-	mux.HandleFunc("GET /portal/login", labelled("portal-login", h.login))
-	mux.HandleFunc("GET /portal/callback", labelled("portal-callback", h.callback))
-	mux.HandleFunc("POST /portal/logout", labelled("portal-logout", h.logout))
-	mux.HandleFunc("GET /portal/style.css", labelled("portal-style", h.style))
-	mux.HandleFunc("GET /portal/copy.js", labelled("portal-script", h.script))
-	mux.HandleFunc("GET /portal/logo", labelled("portal-logo", h.logo))
+	h.handle(mux, "GET /portal/{$}", labelled("portal-index", h.index),
+		"**Profile**: who is signed in and the pages they may use; or a Sign in "+
+			"link (and the demo sign-in in demo mode)")
+	h.handle(mux, "GET /portal/login", labelled("portal-login", h.login),
+		"starts a sign-in at the OpenID provider (code + PKCE S256, state, nonce)")
+	h.handle(mux, "GET /portal/callback", labelled("portal-callback", h.callback),
+		"where the provider sends the browser back; starts the session of an "+
+			"active person with a verified e-mail")
+	h.handle(mux, "POST /portal/logout", labelled("portal-logout", h.logout),
+		"signs out (the session ends at once)")
+	h.handle(mux, "GET /portal/style.css", labelled("portal-style", h.style),
+		"the style sheet in the installation's brand colour")
+	h.handle(mux, "GET /portal/copy.js", labelled("portal-script", h.script),
+		"the copy button's script (the pages work without it)")
+	h.handle(mux, "GET /portal/logo", labelled("portal-logo", h.logo),
+		"the brand's logo (404 while none is set)")
 	h.routePages(mux)
 	h.demoRoutes(mux)
 	mux.HandleFunc("/portal", func(w http.ResponseWriter, r *http.Request) {

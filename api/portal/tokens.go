@@ -54,12 +54,21 @@ type tokenForm struct {
 
 // routeTokens registers the API tokens page and its actions.
 func (h *Handler) routeTokens(mux *http.ServeMux) {
-	mux.HandleFunc("GET /portal/tokens", h.signedIn("portal-tokens", h.tokens))
-	mux.HandleFunc("POST /portal/tokens", h.signedIn("portal-token-create", h.createToken))
-	mux.HandleFunc("POST /portal/tokens/{id}/revoke", h.signedIn("portal-token-revoke", h.revokeToken))
-	mux.HandleFunc("POST /portal/tokens/{id}/extend", h.signedIn("portal-token-extend", h.extendToken))
-	mux.HandleFunc("POST /portal/service-accounts", h.signedIn("portal-service-account-create",
-		h.createServiceAccount))
+	h.handle(mux, "GET /portal/tokens", h.signedIn("portal-tokens", h.tokens),
+		"**API tokens**: your tokens (status, scopes, expiry, last use, "+
+			"networks); for holders of `api-tokens-admin-global` the Create token "+
+			"form (name, scopes from your keys, days, Allow destroy, allowed "+
+			"networks, owner), the service accounts and their tokens")
+	h.handle(mux, "POST /portal/tokens", h.signedIn("portal-token-create", h.createToken),
+		"mints a token (`api-tokens-admin-global`); the answer shows its value "+
+			"**once**, with a copy button")
+	h.handle(mux, "POST /portal/tokens/{id}/revoke", h.signedIn("portal-token-revoke", h.revokeToken),
+		"revokes a token at once (your own; another's with "+
+			"`api-tokens-admin-global`)")
+	h.handle(mux, "POST /portal/tokens/{id}/extend", h.signedIn("portal-token-extend", h.extendToken),
+		"sets a token's expiry to `days` from now (`api-tokens-admin-global`)")
+	h.handle(mux, "POST /portal/service-accounts", h.signedIn("portal-service-account-create",
+		h.createServiceAccount), "creates a service account with keys you hold (`api-tokens-admin-global`)")
 }
 
 // tokens shows the page with the notice of the last action.
