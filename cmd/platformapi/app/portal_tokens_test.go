@@ -25,7 +25,8 @@ func (w *portalWorld) enableAPI() {
 // TestPortalTokens_Mint_ValueShownOnceWorksOnTheAPIAndIsAudited mints a
 // token on the page: the value appears once (never again on the list),
 // opens /api/v1/whoami as its owner, and the audit row names the person,
-// auth kind session, the request id and the address, without the value.
+// auth kind session, the request id and the address, without the value;
+// the server's log (debug and up) has the request, never the value.
 func TestPortalTokens_Mint_ValueShownOnceWorksOnTheAPIAndIsAudited(t *testing.T) {
 	w := startPortal(t, false, false)
 	w.enableAPI()
@@ -61,6 +62,9 @@ func TestPortalTokens_Mint_ValueShownOnceWorksOnTheAPIAndIsAudited(t *testing.T)
 	}
 	if strings.Contains(got.After, value) || strings.Contains(got.After, value[8:]) {
 		t.Fatalf("the audit row holds the token value: %s", got.After)
+	}
+	if logs := w.logs.String(); !strings.Contains(logs, "portal-token-create") || strings.Contains(logs, value[8:]) {
+		t.Fatalf("the mint is not in the log, or its value is:\n%s", logs)
 	}
 	got.After = ""
 	want := struct{ Actor, AuthKind, RequestID, SourceIP, After string }{"ada@example.test", "session",

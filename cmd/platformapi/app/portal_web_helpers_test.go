@@ -19,6 +19,7 @@ import (
 
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
+	"platformapi/resources/testkit"
 )
 
 // portalWorld is the server with the people's portal, signing in with a
@@ -29,7 +30,8 @@ type portalWorld struct {
 	idp    *mockoidc.MockOIDC
 	url    string // the server's base URL (HTTPS unless asked otherwise)
 	client *http.Client
-	start  time.Time // the clock's instant at the start
+	start  time.Time             // the clock's instant at the start
+	logs   *testkit.LockedBuffer // the server's log (JSON lines, debug and up)
 }
 
 // startPortal serves the portal over HTTPS (plain HTTP when plain) with
@@ -60,8 +62,9 @@ func startPortalWith(t *testing.T, s portalSetup) *portalWorld {
 	t.Helper()
 	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "portal-test-pepper-0123456789")
 	start := time.Now().UTC().Truncate(time.Second)
+	logs := &testkit.LockedBuffer{}
 	m, err := Open(t.Context(), Options{DatabaseURL: pgtest.DSN(t), FrozenClock: start,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func startPortalWith(t *testing.T, s portalSetup) *portalWorld {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 	client := &http.Client{Jar: jar, Transport: tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &portalWorld{t: t, m: m, idp: idp, url: srv.URL, client: client, start: start}
+	return &portalWorld{t: t, m: m, idp: idp, url: srv.URL, client: client, start: start, logs: logs}
 }
 
 // startDemoWorld builds the demo world behind h and runs the worker with
