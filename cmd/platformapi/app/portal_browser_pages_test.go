@@ -79,7 +79,8 @@ func TestPortalBrowser_MintToken_ValueOpensTheAPI(t *testing.T) {
 // TestPortalBrowser_ApproveThenReject: the administrator approves the demo
 // world's waiting prod promotion in the browser and its operation
 // succeeds; a second promotion, requested through the API, is rejected
-// with a reason and its operation fails with it.
+// with a reason and its operation fails with it; the Administration page
+// shows the API on.
 func TestPortalBrowser_ApproveThenReject(t *testing.T) {
 	w, ctx := startBrowsingPortal(t, portalSetup{demo: true, demoWorld: true})
 	op := w.waitingPromotion()
@@ -109,6 +110,13 @@ func TestPortalBrowser_ApproveThenReject(t *testing.T) {
 	if got := w.releaseStatus(second); got != resources.OpFailed {
 		t.Fatalf("the rejected promotion is %s", got)
 	}
+	if status := click(t, ctx, `nav a[href="/portal/admin"]`); status != http.StatusOK {
+		t.Fatalf("the administration page: %d", status)
+	}
+	if got := textOf(t, ctx, "#api-state"); !strings.Contains(got, "on") {
+		t.Fatalf("the API switch on the administration page: %q", got)
+	}
+	screenshot(t, ctx, "administration")
 }
 
 // requestProdPromotion has the demo administrator request another prod
