@@ -79,20 +79,12 @@ func (s *Server) getLicence(ctx context.Context, _ *struct{}) (*LicenceOutput, e
 }
 
 func (s *Server) putLicence(ctx context.Context, in *PutLicenceInput) (*LicenceOutput, error) {
-	st, err := s.svc.Licences.StoredLicence(ctx)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.licence.verifier.Verify(in.Body.Bundle, st.InstallationID, s.cfg.Now())
-	if err != nil {
-		return nil, err
-	}
-	st, err = s.svc.Licences.InstallLicence(ctx, ActorFrom(ctx), in.Body.Bundle, p)
+	l, err := s.licence.verifier.Install(ctx, s.svc.Licences, s.svc.Licences.InstallLicence, ActorFrom(ctx),
+		in.Body.Bundle, s.cfg.Now())
 	s.licence.forget()
 	if err != nil {
 		return nil, err
 	}
-	l := s.licence.verifier.Evaluate(st, s.cfg.Now())
 	return &LicenceOutput{Body: licenceView(l, holdsLicenceAdmin(ctx))}, nil
 }
 

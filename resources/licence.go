@@ -257,18 +257,22 @@ func DecodeLicenceUnverified(bundle string) (LicencePayload, bool) {
 	return p, err == nil && json.Unmarshal(raw, &p) == nil
 }
 
-// LicenceInstallerAs installs a verified bundle as a person of the portal
-// (who needs licence-admin-global or admin).
-type LicenceInstallerAs interface {
+// StoredLicenceReader reads the installation id and the installed bundle.
+type StoredLicenceReader interface {
 	StoredLicence(ctx context.Context) (StoredLicence, error)
-	InstallLicenceAs(ctx context.Context, by Actor, bundle string, p LicencePayload) (StoredLicence, error)
 }
 
-// InstallAs verifies bundle for this installation at now and installs it
-// as by: the one road of the portal's page and the portal CLI. It answers
-// the licence as verified after the install.
-func (v LicenceVerifier) InstallAs(ctx context.Context, s LicenceInstallerAs, by Actor, bundle string,
-	now time.Time) (Licence, error) {
+// LicenceInstaller stores a bundle verified for this installation as a
+// (Licences.InstallLicence for an API caller; the store's InstallLicenceAs
+// for a person of the portal, who needs licence-admin-global or admin).
+type LicenceInstaller func(ctx context.Context, a Actor, bundle string, p LicencePayload) (StoredLicence, error)
+
+// Install verifies bundle for this installation (read from s) at now and
+// installs it with install as a: the one road of PUT /licence, the portal's
+// page and the portal CLI. It answers the licence as verified after the
+// install.
+func (v LicenceVerifier) Install(ctx context.Context, s StoredLicenceReader, install LicenceInstaller, a Actor,
+	bundle string, now time.Time) (Licence, error) {
 	st, err := s.StoredLicence(ctx)
 	if err != nil {
 		return Licence{}, err
@@ -277,7 +281,7 @@ func (v LicenceVerifier) InstallAs(ctx context.Context, s LicenceInstallerAs, by
 	if err != nil {
 		return Licence{}, err
 	}
-	if st, err = s.InstallLicenceAs(ctx, by, bundle, p); err != nil {
+	if st, err = install(ctx, a, bundle, p); err != nil {
 		return Licence{}, err
 	}
 	return v.Evaluate(st, now), nil

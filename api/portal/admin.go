@@ -146,7 +146,7 @@ func (h *Handler) installLicence(r *http.Request, by resources.Actor, form url.V
 		return "", resources.Invalid("bundle", resources.CodeLicenceBundleInvalid, "the bundle is longer than %d bytes",
 			resources.MaxLicenceBundleLen)
 	}
-	_, err := h.cfg.Licence.InstallAs(r.Context(), h.cfg.Store, by, bundle, h.cfg.Now())
+	_, err := h.cfg.Licence.Install(r.Context(), h.cfg.Store, h.cfg.Store.InstallLicenceAs, by, bundle, h.cfg.Now())
 	return "licence-installed", err
 }
 

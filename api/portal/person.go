@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"platformapi/resources"
 )
@@ -99,4 +100,40 @@ func problemText(err error) (string, bool) {
 		return msg, true
 	}
 	return "", false
+}
+
+// pathID reads the {id} of an action's path, a positive integer; anything
+// else is no such thing (code).
+func pathID(r *http.Request, code string) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, resources.NotFound(code, "there is nothing with id %q", r.PathValue("id"))
+	}
+	return id, nil
+}
+
+// refused shows a domain refusal of an action on its page (422 for a bad
+// form, 403 for a missing permission, 409 for a conflict); other failures
+// answer the fault page.
+func (h *Handler) refused(w http.ResponseWriter, r *http.Request, p resources.Session, doing string, err error,
+	show func(status int, v view)) {
+	msg, ok := problemText(err)
+	if !ok {
+		h.fault(w, r, doing, err)
+		return
+	}
+	status := http.StatusUnprocessableEntity
+	if e, _ := resources.AsError(err); e != nil {
+		switch e.Kind {
+		case resources.KindForbidden:
+			status = http.StatusForbidden
+		case resources.KindConflict:
+			status = http.StatusConflict
+		case resources.KindNotFound:
+			status = http.StatusNotFound
+		case resources.KindUnavailable:
+			status = http.StatusServiceUnavailable
+		}
+	}
+	show(status, view{Problem: msg})
 }

@@ -180,29 +180,3 @@ func formDays(s string) (int, error) {
 	}
 	return days, resources.ValidateTokenDays(days)
 }
-
-// refused shows a domain refusal of an action on its page (422 for a bad
-// form, 403 for a missing permission, 409 for a conflict); other failures
-// answer the fault page.
-func (h *Handler) refused(w http.ResponseWriter, r *http.Request, p resources.Session, doing string, err error,
-	show func(status int, v view)) {
-	msg, ok := problemText(err)
-	if !ok {
-		h.fault(w, r, doing, err)
-		return
-	}
-	status := http.StatusUnprocessableEntity
-	if e, _ := resources.AsError(err); e != nil {
-		switch e.Kind {
-		case resources.KindForbidden:
-			status = http.StatusForbidden
-		case resources.KindConflict:
-			status = http.StatusConflict
-		case resources.KindNotFound:
-			status = http.StatusNotFound
-		case resources.KindUnavailable:
-			status = http.StatusServiceUnavailable
-		}
-	}
-	show(status, view{Problem: msg})
-}

@@ -2,21 +2,10 @@ package portal
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"platformapi/resources"
 )
-
-// pathID reads the {id} of an action's path, a positive integer; anything
-// else is no such thing (code).
-func pathID(r *http.Request, code string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		return 0, resources.NotFound(code, "there is nothing with id %q", r.PathValue("id"))
-	}
-	return id, nil
-}
 
 // revokeToken stops a token at once (one's own; another's with
 // api-tokens-admin-global).
@@ -28,9 +17,7 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, p resource
 			return
 		}
 	}
-	h.refused(w, r, p, "revoking a token", err, func(status int, v view) {
-		h.showTokens(w, r, p, status, v, tokenForm{Days: resources.TokenDefaultDays})
-	})
+	h.refused(w, r, p, "revoking a token", err, h.tokensPage(w, r, p))
 }
 
 // extendToken sets a token's expiry to the posted days from now (needs
@@ -47,9 +34,7 @@ func (h *Handler) extendToken(w http.ResponseWriter, r *http.Request, p resource
 			return
 		}
 	}
-	h.refused(w, r, p, "extending a token", err, func(status int, v view) {
-		h.showTokens(w, r, p, status, v, tokenForm{Days: resources.TokenDefaultDays})
-	})
+	h.refused(w, r, p, "extending a token", err, h.tokensPage(w, r, p))
 }
 
 // createServiceAccount creates a service account with keys the person
@@ -67,7 +52,13 @@ func (h *Handler) createServiceAccount(w http.ResponseWriter, r *http.Request, p
 		done(w, r, Path+"tokens", "account-created")
 		return
 	}
-	h.refused(w, r, p, "creating a service account", err, func(status int, v view) {
+	h.refused(w, r, p, "creating a service account", err, h.tokensPage(w, r, p))
+}
+
+// tokensPage shows the tokens page again (with an empty mint form) after a
+// refused action.
+func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, p resources.Session) func(int, view) {
+	return func(status int, v view) {
 		h.showTokens(w, r, p, status, v, tokenForm{Days: resources.TokenDefaultDays})
-	})
+	}
 }

@@ -119,7 +119,7 @@ func licenceInstall(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := v.InstallAs(c.Context(), m.store, resources.Actor{Label: as}, raw, m.now())
+			l, err := v.Install(c.Context(), m.store, m.store.InstallLicenceAs, resources.Actor{Label: as}, raw, m.now())
 			if err != nil {
 				return err
 			}

@@ -77,15 +77,6 @@ func problemOf(res *http.Response, body []byte) error {
 	return e
 }
 
-// codeOf is the problem code of err, or "".
-func codeOf(err error) string {
-	var e *apiError
-	if errors.As(err, &e) {
-		return e.Problem.Code
-	}
-	return ""
-}
-
 // isNotFound reports whether err is a 404 answer.
 func isNotFound(err error) bool {
 	var e *apiError
