@@ -138,6 +138,9 @@ func (s *Store) ListTokens(ctx context.Context, f resources.TokenFilter, q resou
 	if f.ServiceAccountID != 0 {
 		sel.Where("service_account_id = ?", f.ServiceAccountID)
 	}
+	if f.Kind != "" {
+		sel.Where("kind = ?", f.Kind)
+	}
 	whereAnyOf(sel, f.Status, map[string]string{
 		resources.TokenRevoked: "revoked_at IS NOT NULL",
 		resources.TokenExpired: "revoked_at IS NULL AND expires_at <= ?0",

@@ -112,21 +112,16 @@ func (h *Handler) tokenLines(r *http.Request, f resources.TokenFilter) ([]tokenL
 	return out, nil
 }
 
-// accountTokens fills in the service accounts and their tokens.
+// accountTokens fills in the service accounts and the newest of their
+// tokens (one query each).
 func (h *Handler) accountTokens(r *http.Request, pg *tokensPage) error {
 	accts, err := h.cfg.Store.ListServiceAccounts(r.Context(), resources.PageQuery{Limit: listLimit})
 	if err != nil {
 		return err
 	}
 	pg.Accounts = accts.Items
-	for _, a := range accts.Items {
-		lines, err := h.tokenLines(r, resources.TokenFilter{ServiceAccountID: a.ID})
-		if err != nil {
-			return err
-		}
-		pg.AccountTokens = append(pg.AccountTokens, lines...)
-	}
-	return nil
+	pg.AccountTokens, err = h.tokenLines(r, resources.TokenFilter{Kind: resources.TokenKindServiceAccount})
+	return err
 }
 
 // createToken mints a token and shows its value this once.

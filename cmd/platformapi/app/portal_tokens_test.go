@@ -183,3 +183,40 @@ func TestPortalPages_SignedOut_NothingDone(t *testing.T) {
 		t.Fatalf("mint signed out: %d", res.StatusCode)
 	}
 }
+
+// TestPortalTokens_ServiceAccountsShownToTokenAdministratorsOnly: a holder
+// of api-tokens-admin-global sees the service accounts and their tokens
+// (not people's tokens of others); anyone else sees only their own.
+func TestPortalTokens_ServiceAccountsShownToTokenAdministratorsOnly(t *testing.T) {
+	w := startPortal(t, false, false)
+	ada := resources.Actor{Label: "ada@example.test"}
+	w.personWith(ada.Label, "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
+	w.personWith("bob@example.test", "Bob", resources.PermTenancyRead)
+	if _, err := w.m.Portal().CreateServiceAccount(t.Context(), ada, resources.NewServiceAccount{Name: "siem",
+		Permissions: []string{resources.PermTenancyRead}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []resources.NewToken{{Name: "siem export", ServiceAccount: "siem"}, {Name: "ada laptop"}} {
+		n.Scopes, n.Days = []string{resources.PermTenancyRead}, 10
+		if _, err := w.m.Portal().CreateToken(t.Context(), ada, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.signedInAs(ada.Label)
+	page := w.get("/portal/tokens")
+	for _, want := range []string{"<td>siem</td>", "siem export", "ada laptop", `id="create-service-account"`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("Ada's tokens page lacks %q:\n%s", want, page)
+		}
+	}
+	if n := strings.Count(page, "ada laptop"); n != 1 {
+		t.Fatalf("Ada's own token is listed %d times (once: under hers, not the accounts')", n)
+	}
+	w.signedInAs("bob@example.test")
+	page = w.get("/portal/tokens")
+	for _, not := range []string{"siem", "ada laptop", `id="create-token"`} {
+		if strings.Contains(page, not) {
+			t.Fatalf("Bob's tokens page shows %q:\n%s", not, page)
+		}
+	}
+}
