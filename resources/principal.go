@@ -155,7 +155,7 @@ type ServiceAccount struct {
 type TokenFilter struct {
 	UserID           int64
 	ServiceAccountID int64
-	Kind             string // TokenKindPersonal or TokenKindServiceAccount; "": both
+	Kind             string     // TokenKindPersonal or TokenKindServiceAccount; "": both
 	Status           []string   // any of TokenActive, TokenExpired, TokenRevoked
 	ExpiresBefore    *time.Time // keeps tokens expiring strictly before it (expired ones too)
 }
