@@ -56,8 +56,9 @@ func (c *ClientAddrs) Of(r *http.Request) netip.Addr {
 // address its outer request was given.
 func (c *ClientAddrs) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := r.Context().Value(keyClientAddr).(netip.Addr); !ok {
-			r = r.WithContext(context.WithValue(r.Context(), keyClientAddr, c.Of(r)))
+		f, r := ensureFacts(r)
+		if !f.hasClient {
+			f.client, f.hasClient = c.Of(r), true
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -72,8 +73,8 @@ func ClientAddr(r *http.Request) netip.Addr { return clientAddr(r.Context(), r.R
 
 // clientAddr is the address stored in ctx, else remote's.
 func clientAddr(ctx context.Context, remote string) netip.Addr {
-	if a, ok := ctx.Value(keyClientAddr).(netip.Addr); ok {
-		return a
+	if f := factsOf(ctx); f != nil && f.hasClient {
+		return f.client
 	}
 	return parseAddr(remote)
 }

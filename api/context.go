@@ -13,7 +13,7 @@ import (
 type ctxKey int
 
 const (
-	keyRequestID ctxKey = iota
+	keyFacts ctxKey = iota
 	keyCredential
 	keyMCPTool
 	keyLease
@@ -21,7 +21,6 @@ const (
 	keyBudget
 	keyAuthenticated
 	keyRate
-	keyClientAddr
 )
 
 // RequestIDHeader carries the request id in and out.
@@ -31,8 +30,10 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
 // RequestID returns the id of the request that ctx belongs to.
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(keyRequestID).(string)
-	return id
+	if f := factsOf(ctx); f != nil {
+		return f.id
+	}
+	return ""
 }
 
 // mcpCall is what the context of a tool call's in-process GET says.
@@ -134,15 +135,14 @@ func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
 func requestIDMiddleware() func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id := RequestID(r.Context())
-			if id == "" {
-				id = r.Header.Get(RequestIDHeader)
-				if !requestIDPattern.MatchString(id) {
-					id = "req_" + rand.Text()[:20]
+			f, r := ensureFacts(r)
+			if f.id == "" {
+				f.id = r.Header.Get(RequestIDHeader)
+				if !requestIDPattern.MatchString(f.id) {
+					f.id = "req_" + rand.Text()[:20]
 				}
-				r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
 			}
-			w.Header().Set(RequestIDHeader, id)
+			w.Header().Set(RequestIDHeader, f.id)
 			next.ServeHTTP(w, r)
 		})
 	}

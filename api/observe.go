@@ -41,11 +41,13 @@ type requestRecord struct {
 	mcpTool   string
 }
 
-type keyRecordT struct{}
-
+// recordFrom returns the access record of the request ctx belongs to, or
+// nil outside an observed request.
 func recordFrom(ctx context.Context) *requestRecord {
-	r, _ := ctx.Value(keyRecordT{}).(*requestRecord)
-	return r
+	if f := factsOf(ctx); f != nil && f.observed {
+		return &f.rec
+	}
+	return nil
 }
 
 // noteOperation names the operation serving the request.
@@ -114,9 +116,9 @@ func (s *Server) annotate(ctx huma.Context, next func(huma.Context)) {
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &requestRecord{}
+		f, r := observedFacts(r)
+		rec := &f.rec
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		r = r.WithContext(context.WithValue(r.Context(), keyRecordT{}, rec))
 		next.ServeHTTP(ww, r)
 		status := ww.Status()
 		if status == 0 {
@@ -176,12 +178,14 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 	if !h.Enabled(r.Context(), level) {
 		return
 	}
-	attrs := []slog.Attr{slog.String("request_id", RequestID(r.Context())), slog.String("operation", op),
-		slog.String("method", r.Method),
+	// Room for every member a line can have, so the list stays on the stack.
+	attrs := make([]slog.Attr, 0, 14)
+	attrs = append(attrs, slog.String("request_id", RequestID(r.Context())),
+		slog.String("operation", op), slog.String("method", r.Method),
 		slog.String("route", route), slog.Int("status", status),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.Int("bytes", bytes),
-		slog.String("client", ClientAddr(r).String())}
-	attrs = append(attrs, extraAttrs(r, token, method, tool, status)...)
+		slog.String("client", ClientAddr(r).String()))
+	attrs = appendExtraAttrs(attrs, r, token, method, tool, status)
 	// The record is built here, without the caller's program counter that
 	// Logger.LogAttrs looks up on every call (no handler here adds the
 	// source; the line's origin is this function anyway).
@@ -190,9 +194,10 @@ func (s *Server) recordRequest(r *http.Request, rec *requestRecord, status, byte
 	_ = h.Handle(r.Context(), line)
 }
 
-// extraAttrs are the access-log members only some requests have.
-func extraAttrs(r *http.Request, token int64, method, tool string, status int) []slog.Attr {
-	var attrs []slog.Attr
+// appendExtraAttrs appends to attrs the access-log members only some
+// requests have.
+func appendExtraAttrs(attrs []slog.Attr, r *http.Request, token int64, method, tool string,
+	status int) []slog.Attr {
 	if token != 0 {
 		attrs = append(attrs, slog.String("token_id", strconv.FormatInt(token, 10)))
 	}

@@ -103,7 +103,7 @@ func GatewayKeyShaped(v string) bool {
 		return false
 	}
 	for i := range len(rest) {
-		if strings.IndexByte(base62, rest[i]) < 0 {
+		if !isBase62(rest[i]) {
 			return false
 		}
 	}

@@ -74,7 +74,7 @@ func ParseTokenKind(token string) (string, bool) {
 	}
 	body := token[:tokenLen-tokenChecksumLen]
 	for i := len(PersonalTokenPrefix); i < len(token); i++ {
-		if strings.IndexByte(base62, token[i]) < 0 {
+		if !isBase62(token[i]) {
 			return "", false
 		}
 	}

@@ -3,29 +3,44 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"platformapi/api/apitest"
 	"platformapi/resources"
 )
 
 // TestAccessLog_MCPToolCall_OuterAndInnerLines: a tools/call is one
 // POST /mcp line naming the JSON-RPC method and the tool, and one line for
-// the in-process GET it runs, with the operation, the tool and the token.
+// the in-process GET it runs, with the operation, the tool and the token;
+// both with the request's id and client (behind a trusted proxy: the
+// address it forwarded).
 func TestAccessLog_MCPToolCall_OuterAndInnerLines(t *testing.T) {
 	for _, legacy := range []bool{false, true} { // the newest protocol the client speaks, and a legacy one
-		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) { testAccessLines(t, legacy) })
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) { testAccessLines(t, legacy, false) })
 	}
+	t.Run("behind a trusted proxy", func(t *testing.T) { testAccessLines(t, false, true) })
 }
 
-func testAccessLines(t *testing.T, legacy bool) {
-	e := newEnv(t).enableAPI()
+func testAccessLines(t *testing.T, legacy, proxied bool) {
+	var extra map[string]string
+	var opts []envOption
+	client := "127.0.0.1"
+	if proxied {
+		client, extra = "10.20.30.40", map[string]string{"X-Forwarded-For": "10.20.30.40"}
+		opts = append(opts, func(o *apitest.Options, _ *Config) {
+			o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		})
+	}
+	e := newEnv(t, opts...).enableAPI()
 	tok := e.token(resources.PermAIRead)
-	c := e.client(tok, nil, legacy)
+	c := e.client(tok, extra, legacy)
 	call(t, c, "get-meta", nil)
 	var got []map[string]any
+	ids, clients := map[any]bool{}, map[any]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(e.api.LogText()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) != nil || m["msg"] != "request" {
@@ -37,6 +52,7 @@ func testAccessLines(t *testing.T, legacy bool) {
 		if m["token_id"] == nil || m["request_id"] == nil {
 			t.Errorf("access line without token or request id: %v", m)
 		}
+		ids[m["request_id"]], clients[m["client"]] = true, true
 		got = append(got, map[string]any{"operation": m["operation"], "method": m["method"], "route": m["route"],
 			"status": m["status"], "mcp_method": m["mcp_method"], "mcp_tool": m["mcp_tool"]})
 	}
@@ -48,6 +64,9 @@ func testAccessLines(t *testing.T, legacy bool) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("access lines (-want +got):\n%s", d)
+	}
+	if len(ids) != 1 || len(clients) != 1 || !clients[client] {
+		t.Fatalf("the tool call's lines disagree on the request or its client: ids %v, clients %v", ids, clients)
 	}
 	if strings.Contains(e.api.LogText(), tok) {
 		t.Fatal("the log holds the token")
