@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -69,6 +70,9 @@ func (m *MCP) writeMessage(w http.ResponseWriter, r *http.Request, resp mcp.JSON
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// The length is known: stated, the answer is sent as it is, not in chunks
+	// (net/http chunks an answer over 2 KB of unknown length).
+	w.Header().Set("Content-Length", strconv.Itoa(buf.b.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.b.Bytes()) // a failed write is a client that left
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -181,5 +182,25 @@ func TestMCP_OneHandler_WhereItDiffersFromTheTransport(t *testing.T) {
 				t.Fatalf("%d %s %s", r.status, r.header.Get("Content-Type"), r.body)
 			}
 		})
+	}
+}
+
+// TestMCP_Answer_StatesItsLength_NotChunked: a tool's answer larger than
+// net/http's 2 KB buffer goes out whole with its Content-Length, not in
+// chunks of unknown total.
+func TestMCP_Answer_StatesItsLength_NotChunked(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	tok := populate(t, e)
+	if _, err := e.api.Store.DB().ExecContext(t.Context(),
+		`UPDATE ai_models SET description = repeat('A longer description of the model. ', 20) WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	r := e.rpc(Path, tok, "tools/call", map[string]any{"name": "get-ai-model",
+		"arguments": map[string]any{"model_id": "1"}}, nil)
+	if r.status != http.StatusOK || len(r.body) <= 2048 {
+		t.Fatalf("want a 200 answer over 2 KB: %d, %d bytes", r.status, len(r.body))
+	}
+	if got := r.header.Get("Content-Length"); got != strconv.Itoa(len(r.body)) {
+		t.Fatalf("Content-Length %q for a %d-byte answer", got, len(r.body))
 	}
 }
