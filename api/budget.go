@@ -24,16 +24,14 @@ const (
 	pageEnvelopeBytes = 512
 )
 
-// WithResultBudget bounds the results of requests made with ctx to budget
-// estimated tokens; the MCP adapter sets it on every in-process tool call.
-func WithResultBudget(ctx context.Context, budget int) context.Context {
-	return context.WithValue(ctx, keyBudget, budget)
-}
-
-// ResultBudget is the budget set by WithResultBudget, or 0 (none).
+// ResultBudget is the bound, in estimated tokens, of the results of the
+// request ctx belongs to: the in-process call's Budget (the MCP adapter sets
+// one on every tool call), else 0 (none: REST's defaults).
 func ResultBudget(ctx context.Context) int {
-	b, _ := ctx.Value(keyBudget).(int)
-	return b
+	if c := callOf(ctx); c != nil {
+		return c.Budget
+	}
+	return 0
 }
 
 // EstimateTokens is the token estimate of n bytes of JSON text.

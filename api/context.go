@@ -15,12 +15,9 @@ type ctxKey int
 const (
 	keyFacts ctxKey = iota
 	keyCredential
-	keyMCPTool
+	keyCall
 	keyLease
 	keyReplayForm
-	keyBudget
-	keyAuthenticated
-	keyRate
 )
 
 // RequestIDHeader carries the request id in and out.
@@ -36,37 +33,36 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
-// mcpCall is what the context of a tool call's in-process GET says.
-type mcpCall struct {
-	tool string
-	paid bool // its POST /mcp took both of the call's units
+// withCall marks ctx as that of c's in-process GET (Server.Invoke): one
+// context value that says which tool made it, that its adapter
+// authenticated the caller (the guard does not again; the permission,
+// destroy and rate checks still run), whether its POST /mcp paid both of
+// the call's units, where charges record the budget, and the result budget.
+func withCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, keyCall, c)
 }
 
-// WithMCPTool marks ctx as an in-process call made by the named MCP tool. A
-// tool call costs two rate-limit units: paid says its POST /mcp took both
-// (see ChargeMCP), else the GET takes the second.
-func WithMCPTool(ctx context.Context, tool string, paid bool) context.Context {
-	return context.WithValue(ctx, keyMCPTool, mcpCall{tool: tool, paid: paid})
+// callOf returns the in-process call ctx belongs to, or nil.
+func callOf(ctx context.Context) *Call {
+	c, _ := ctx.Value(keyCall).(*Call)
+	return c
 }
 
 // MCPTool returns the MCP tool a request was made by, or "".
 func MCPTool(ctx context.Context) string {
-	c, _ := ctx.Value(keyMCPTool).(mcpCall)
-	return c.tool
+	if c := callOf(ctx); c != nil {
+		return c.Operation
+	}
+	return ""
 }
 
-// WithAuthenticated carries a credential that Authenticator.Authenticate
-// has just checked into an in-process request (an MCP tool call's GET), so
-// the request is not authenticated a second time; the permission, destroy
-// and rate checks still run on it. Only adapters in this process call it.
-func WithAuthenticated(ctx context.Context, cred *resources.Credential) context.Context {
-	return context.WithValue(ctx, keyAuthenticated, cred)
-}
-
-// authenticatedFrom returns the credential set by WithAuthenticated, or nil.
+// authenticatedFrom returns the credential an in-process call's adapter
+// checked, or nil.
 func authenticatedFrom(ctx context.Context) *resources.Credential {
-	c, _ := ctx.Value(keyAuthenticated).(*resources.Credential)
-	return c
+	if c := callOf(ctx); c != nil {
+		return c.Credential
+	}
+	return nil
 }
 
 // guarded is what the guard admitted a request with: its caller and the
@@ -96,8 +92,10 @@ func rateFrom(ctx context.Context) RateStatus {
 // rateCell is where an in-process request's charges record the budget they
 // leave (see Call.Rate), or nil.
 func rateCell(ctx context.Context) *RateStatus {
-	r, _ := ctx.Value(keyRate).(*RateStatus)
-	return r
+	if c := callOf(ctx); c != nil {
+		return c.Rate
+	}
+	return nil
 }
 
 // ActorFrom describes the authenticated caller for the audit log.

@@ -25,7 +25,7 @@ type Call struct {
 	// operation reports as the call's, e.g. GET /whoami); an operation that
 	// takes a unit itself records the budget it leaves there. Nil: none.
 	Rate *RateStatus
-	// Budget bounds the answer in estimated tokens (WithResultBudget); 0:
+	// Budget bounds the answer in estimated tokens (ResultBudget); 0:
 	// REST's defaults.
 	Budget           int
 	RemoteAddr, Host string // the caller's address and the host it addressed
@@ -52,13 +52,7 @@ func (s *Server) Invoke(ctx context.Context, c Call) (*Answer, error) {
 	if !ok {
 		return nil, fmt.Errorf("invoke %q: no such GET operation", c.Operation)
 	}
-	ctx = WithAuthenticated(WithMCPTool(ctx, c.Operation, c.Paid), c.Credential)
-	if c.Budget > 0 {
-		ctx = WithResultBudget(ctx, c.Budget)
-	}
-	if c.Rate != nil {
-		ctx = context.WithValue(ctx, keyRate, c.Rate)
-	}
+	ctx = withCall(ctx, &c)
 	r, err := s.callRequest(ctx, c)
 	if err != nil {
 		return nil, err

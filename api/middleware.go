@@ -86,11 +86,11 @@ func permitted(cred *resources.Credential, keys []string) error {
 // in-process GET of an MCP tool call nothing when its POST /mcp paid the
 // call's two units, else the second unit.
 func requestCost(ctx context.Context) int {
-	c, ok := ctx.Value(keyMCPTool).(mcpCall)
+	c := callOf(ctx)
 	switch {
-	case !ok:
+	case c == nil:
 		return restCallCost
-	case c.paid:
+	case c.Paid:
 		return 0
 	}
 	return mcpCallCost - mcpMessageCost

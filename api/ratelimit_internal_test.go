@@ -16,8 +16,8 @@ func TestRequestCost_RESTOneToolCallGETPaidByItsPOST(t *testing.T) {
 		want int
 	}{
 		{"REST", ctx, 1},
-		{"tool call paid by its POST", WithMCPTool(ctx, "get-meta", true), 0},
-		{"tool call its POST did not pay", WithMCPTool(ctx, "get-meta", false), 1},
+		{"tool call paid by its POST", withCall(ctx, &Call{Operation: "get-meta", Paid: true}), 0},
+		{"tool call its POST did not pay", withCall(ctx, &Call{Operation: "get-meta"}), 1},
 	} {
 		if got := requestCost(tc.ctx); got != tc.want {
 			t.Errorf("%s: cost %d, want %d", tc.name, got, tc.want)
