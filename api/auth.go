@@ -38,7 +38,8 @@ func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now 
 	if failures == nil {
 		failures = NewLocalLimiter(AuthFailuresPerMinute, now)
 	}
-	return &Authenticator{pepper: pepper, hasher: resources.NewTokenHasher(pepper), creds: creds, now: now, logger: logger,
+	return &Authenticator{pepper: pepper, hasher: resources.NewTokenHasher(pepper), creds: creds,
+		now: now, logger: logger,
 		touches: touchLog{at: map[int64]time.Time{}}, failures: newFailureLimit(failures, now)}
 }
 

@@ -66,7 +66,8 @@ func testAccessLines(t *testing.T, legacy, proxied bool) {
 		t.Fatalf("access lines (-want +got):\n%s", d)
 	}
 	if len(ids) != 1 || len(clients) != 1 || !clients[client] {
-		t.Fatalf("the tool call's lines disagree on the request or its client: ids %v, clients %v", ids, clients)
+		t.Fatalf("the tool call's lines disagree on the request or its client: ids %v, clients %v",
+			ids, clients)
 	}
 	if strings.Contains(e.api.LogText(), tok) {
 		t.Fatal("the log holds the token")

@@ -192,7 +192,8 @@ func TestMCP_Answer_StatesItsLength_NotChunked(t *testing.T) {
 	e := newEnv(t).enableAPI()
 	tok := populate(t, e)
 	if _, err := e.api.Store.DB().ExecContext(t.Context(),
-		`UPDATE ai_models SET description = repeat('A longer description of the model. ', 20) WHERE id = 1`); err != nil {
+		`UPDATE ai_models SET description = repeat('A longer description. ', 30) WHERE id = 1`,
+	); err != nil {
 		t.Fatal(err)
 	}
 	r := e.rpc(Path, tok, "tools/call", map[string]any{"name": "get-ai-model",
