@@ -45,9 +45,10 @@ func (h *Handler) showApprovals(w http.ResponseWriter, r *http.Request, p resour
 	page, err := h.cfg.Store.ListFleetReleaseOperations(r.Context(),
 		resources.ReleaseFilter{Status: []string{resources.OpAwaitingApproval}}, resources.PageQuery{Limit: listLimit})
 	var pg approvalsPage
+	states := map[int64]*resources.ReleaseState{} // read once per project, not per promotion
 	for i := 0; err == nil && i < len(page.Items); i++ {
 		var a approval
-		a, err = h.approval(r, p, page.Items[i])
+		a, err = h.approval(r, p, page.Items[i], states)
 		pg.Waiting = append(pg.Waiting, a)
 	}
 	if err != nil {
@@ -59,12 +60,21 @@ func (h *Handler) showApprovals(w http.ResponseWriter, r *http.Request, p resour
 	h.render(w, r, status, approvalsTemplate, v)
 }
 
-// approval adds the target environment's state to op.
-func (h *Handler) approval(r *http.Request, p resources.Session, op resources.ReleaseOperation) (approval, error) {
+// approval adds the target environment's state to op: its project's, read
+// into states unless an earlier promotion of the page read it.
+func (h *Handler) approval(r *http.Request, p resources.Session, op resources.ReleaseOperation,
+	states map[int64]*resources.ReleaseState) (approval, error) {
 	a := approval{ReleaseOperation: op, NoteRequired: slices.Contains(op.Requesters, p.UserID)}
-	st, err := h.cfg.Store.ReleaseState(r.Context(), op.ProjectID)
-	if err != nil || st == nil {
-		return a, err
+	st, read := states[op.ProjectID]
+	if !read {
+		var err error
+		if st, err = h.cfg.Store.ReleaseState(r.Context(), op.ProjectID); err != nil {
+			return a, err
+		}
+		states[op.ProjectID] = st
+	}
+	if st == nil {
+		return a, nil
 	}
 	a.Locked = st.ProdLock.Locked
 	if op.Component != nil {
