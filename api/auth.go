@@ -20,7 +20,7 @@ const touchTimeout = 2 * time.Second
 // the one place tokens are verified, for REST and MCP alike.
 type Authenticator struct {
 	pepper   resources.Pepper
-	hasher   *resources.TokenHasher // pepper's Hash, its states reused
+	mac      *resources.MAC // the pepper's Hash, its states reused
 	creds    resources.Credentials
 	now      func() time.Time
 	logger   *slog.Logger
@@ -38,7 +38,7 @@ func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now 
 	if failures == nil {
 		failures = NewLocalLimiter(AuthFailuresPerMinute, now)
 	}
-	return &Authenticator{pepper: pepper, hasher: resources.NewTokenHasher(pepper), creds: creds,
+	return &Authenticator{pepper: pepper, mac: resources.NewMAC(pepper), creds: creds,
 		now: now, logger: logger,
 		touches: touchLog{at: map[int64]time.Time{}}, failures: newFailureLimit(failures, now)}
 }
@@ -59,7 +59,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 	if _, ok := resources.ParseTokenKind(token); !ok {
 		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is malformed")
 	}
-	hash := a.hasher.Hash(token)
+	sum := a.mac.Sum(token)
+	hash := sum[:]
 	if err := a.failures.check(addr, hash); err != nil {
 		return nil, err
 	}

@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
-	"hash"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -46,9 +44,9 @@ type liveGatewayKeys struct {
 	mu         sync.RWMutex
 	byHash     map[[sha256.Size]byte]*gatewayEntry
 	byID       map[int64][sha256.Size]byte
-	pending    map[int64]int // key id → re-reads waiting for loadMu
-	loaded     atomic.Bool   // set once the first load succeeded (macs is usable)
-	macs       sync.Pool     // *keyMAC under the server key, once loaded
+	pending    map[int64]int  // key id → re-reads waiting for loadMu
+	loaded     atomic.Bool    // set once the first load succeeded (mac is set)
+	mac        *resources.MAC // under the server key, set by the first load
 	uses       useLog
 	reloadNow  chan struct{}
 	size       prometheus.Gauge
@@ -62,13 +60,6 @@ type gatewayEntry struct {
 	idHeader  []string
 	name      []string
 	tier      []string // nil: the key has no tier
-}
-
-// keyMAC is a reusable HMAC-SHA256 under the server key with its buffers.
-type keyMAC struct {
-	mac hash.Hash
-	buf [64]byte
-	sum [sha256.Size]byte
 }
 
 func newLiveGatewayKeys(svc resources.GatewayKeyOpener, cfg Config) *liveGatewayKeys {
@@ -112,13 +103,7 @@ func (v *liveGatewayKeys) lookup(value string) (*gatewayEntry, error) {
 	if !v.loaded.Load() {
 		return nil, errGatewayKeysNotLoaded
 	}
-	m := v.macs.Get().(*keyMAC)
-	m.mac.Reset()
-	n := copy(m.buf[:], value)
-	m.mac.Write(m.buf[:n])
-	var sum [sha256.Size]byte
-	copy(sum[:], m.mac.Sum(m.sum[:0]))
-	v.macs.Put(m)
+	sum := v.mac.Sum(value)
 	v.mu.RLock()
 	e := v.byHash[sum]
 	v.mu.RUnlock()
@@ -171,14 +156,14 @@ func putKey(byHash map[[sha256.Size]byte]*gatewayEntry, byID map[int64][sha256.S
 
 // loadMACKey fetches the server key values are hashed under, once.
 func (v *liveGatewayKeys) loadMACKey(ctx context.Context) error {
-	if v.macs.New != nil {
+	if v.mac != nil {
 		return nil
 	}
 	key, err := v.svc.GatewayKeyHashKey(ctx)
 	if err != nil {
 		return err
 	}
-	v.macs.New = func() any { return &keyMAC{mac: hmac.New(sha256.New, key)} }
+	v.mac = resources.NewMAC(key)
 	return nil
 }
 
