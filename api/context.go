@@ -128,8 +128,9 @@ func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
 }
 
 // requestIDMiddleware keeps the caller's X-Request-ID when it is 1–64 of
-// letters, digits, '.', '_', ':', '-', else makes one; an in-process MCP
-// call inherits the id of its POST /mcp. The id is echoed on every response.
+// letters, digits, '.', '_', ':', '-', else makes one, in the request's facts
+// (an in-process MCP call, which does not pass here, keeps the id of its
+// POST /mcp: see observedFacts). The id is echoed on every response.
 func requestIDMiddleware() func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
