@@ -100,6 +100,68 @@ func TestTracing_ProjectProvision_JobSpanLinkedToTheRequestThatEnqueuedIt(t *tes
 	}
 }
 
+func TestTracing_HotRead_GetAIModelHasItsSQLSpan(t *testing.T) {
+	e, rec, _ := tracedEnv(t, apitest.Options{})
+	tok := e.TokenFor(apitest.AdminEmail, resources.NewToken{Name: "ai", Scopes: []string{
+		resources.PermAIRead, resources.PermAIWrite}})
+	created := e.Do("POST", "/api/v1/ai/models", tok, map[string]any{"repo": "traced/hot-read"})
+	if created.Status != http.StatusCreated {
+		t.Fatalf("%d %s", created.Status, created.Body)
+	}
+	r := e.Do("GET", "/api/v1/ai/models/"+created.JSON(t)["id"].(string), tok, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	get := serverSpan(t, rec, r.Header.Get("X-Request-ID"))
+	sql := rec.Find(tracingtest.ChildOf(get.SpanContext()))
+	for _, s := range sql {
+		stmt := tracingtest.Attr(s, "db.statement").AsString()
+		if s.Name() == "SELECT" && strings.Contains(stmt, `FROM "ai_models"`) && strings.Contains(stmt, "$1") {
+			return
+		}
+	}
+	t.Fatalf("no span of the catalogue read under the GET's: %v", tracingtest.Names(sql))
+}
+
+func TestTracing_Writes_AuditAndKeyStatementsHaveSQLSpansWithoutArguments(t *testing.T) {
+	e, rec, tok := tracedEnv(t, apitest.Options{})
+	for _, c := range []struct{ name, short, key, statement string }{
+		{"plain", "PLAIN", "", "INSERT INTO audit_events (actor, action"},
+		{"keyed", "KEYED", "trace-key-1", "WITH k AS (INSERT INTO idempotency_keys"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			secret := "Hushhush " + c.name
+			var headers []string
+			if c.key != "" {
+				headers = []string{"Idempotency-Key", c.key}
+			}
+			r := e.Do("POST", "/api/v1/customers", tok, acme("short_name", c.short, "vcs_group",
+				strings.ToLower(c.short), "long_name", secret), headers...)
+			if r.Status != http.StatusCreated {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			post := serverSpan(t, rec, r.Header.Get("X-Request-ID"))
+			var found sdktrace.ReadOnlySpan
+			for _, s := range rec.Find(tracingtest.ChildOf(post.SpanContext())) {
+				if strings.HasPrefix(tracingtest.Attr(s, "db.statement").AsString(), c.statement) {
+					found = s
+				}
+			}
+			if found == nil || found.SpanKind() != trace.SpanKindClient ||
+				tracingtest.Attr(found, "db.system").AsString() != "postgresql" {
+				t.Fatalf("no client span of %q under the POST's: %v", c.statement,
+					tracingtest.Names(rec.Find(tracingtest.ChildOf(post.SpanContext()))))
+			}
+			for _, s := range rec.Ended() {
+				if stmt := tracingtest.Attr(s, "db.statement").AsString(); strings.Contains(stmt, secret) ||
+					c.key != "" && strings.Contains(stmt, c.key) {
+					t.Fatalf("span %q carries an argument: %s", s.Name(), stmt)
+				}
+			}
+		})
+	}
+}
+
 // traceparentFake is a Prometheus answering an empty vector and keeping
 // the traceparent of each query.
 type traceparentFake struct {

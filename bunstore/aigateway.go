@@ -186,7 +186,7 @@ func (s *Store) RevokeGatewayKey(ctx context.Context, a resources.Actor, id int6
 			WherePK().Returning("*").Exec(ctx); err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.revoke", entityType: "ai_gateway_key",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_gateway_key.revoke", entityType: "ai_gateway_key",
 			entityID: idString(id), before: before, after: after})
 	}), resources.GatewayKeyChanged(id))
 }

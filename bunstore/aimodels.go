@@ -128,7 +128,12 @@ var getAIModel = sync.OnceValue(func() *hotRow[aiModelRow] {
 // GetAIModel reads one catalogue row with its node caches, in one prepared
 // query (the hottest read of the catalogue: see hotRow).
 func (s *Store) GetAIModel(ctx context.Context, id int64) (*resources.AIModel, error) {
-	row, err := getAIModel().get(ctx, s.db.DB, id)
+	hot := getAIModel()
+	var row *aiModelRow
+	err := s.observed(ctx, hot.query, func(ctx context.Context) (err error) {
+		row, err = hot.get(ctx, s.db.DB, id)
+		return err
+	})
 	if err != nil {
 		if noRows(err) {
 			return nil, resources.NotFound(resources.CodeAIModelNotFound, "no AI model %d", id)
@@ -188,7 +193,7 @@ func (s *Store) PatchAIModel(ctx context.Context, a resources.Actor, id int64, p
 				return err
 			}
 			out = after.model()
-			if err := writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_model.update", entityType: "ai_model",
+			if err := s.writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_model.update", entityType: "ai_model",
 				entityID: idString(id), before: before, after: after}); err != nil {
 				return err
 			}
@@ -218,7 +223,7 @@ func (s *Store) DeleteAIModel(ctx context.Context, a resources.Actor, id int64) 
 		if _, err := tx.NewDelete().Model(row).WherePK().Exec(ctx); err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_model.delete", entityType: "ai_model",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "ai_model.delete", entityType: "ai_model",
 			entityID: idString(id), before: row})
 	})
 }

@@ -89,7 +89,7 @@ func (s *Store) ReplaceBrand(ctx context.Context, a resources.Actor, r resources
 			return err
 		}
 		out = after.brand()
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "brand.update", entityType: "brand", entityID: "brand",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "brand.update", entityType: "brand", entityID: "brand",
 			before: before, after: after})
 	})
 	return out, err

@@ -99,7 +99,7 @@ func (s *Store) PatchCustomer(ctx context.Context, a resources.Actor, id int64, 
 			return err
 		}
 		out = after.customer()
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "customer.update", entityType: "customer",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "customer.update", entityType: "customer",
 			entityID: idString(id), before: before, after: after})
 	})
 	return out, err
@@ -129,7 +129,7 @@ func (s *Store) ArchiveCustomer(ctx context.Context, a resources.Actor, id int64
 		if err := updateRow(ctx, tx, &after); err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "customer.archive", entityType: "customer",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "customer.archive", entityType: "customer",
 			entityID: idString(id), before: before, after: &after})
 	})
 }

@@ -24,7 +24,7 @@ func (s *Store) ReportDeploy(ctx context.Context, r resources.DeployReport) erro
 		}
 		actor := resources.Actor{Label: r.By}
 		if rel == nil {
-			return recordUnmatchedDeploy(ctx, tx, actor, r)
+			return s.recordUnmatchedDeploy(ctx, tx, actor, r)
 		}
 		if !r.Succeeded {
 			reason := r.Reason
@@ -56,7 +56,7 @@ func upsertDeployment(ctx context.Context, tx bun.Tx, projectID int64,
 
 // recordUnmatchedDeploy records a successful deploy no open promotion
 // accounts for, audited on the project with what the environment ran before.
-func recordUnmatchedDeploy(ctx context.Context, tx bun.Tx, actor resources.Actor, r resources.DeployReport) error {
+func (s *Store) recordUnmatchedDeploy(ctx context.Context, tx bun.Tx, actor resources.Actor, r resources.DeployReport) error {
 	p, err := projectByID(ctx, tx, r.ProjectID, "SHARE")
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func recordUnmatchedDeploy(ctx context.Context, tx bun.Tx, actor resources.Actor
 	if len(before) > 0 {
 		was = &before[0]
 	}
-	return writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.deploy_report", entityType: "project",
+	return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.deploy_report", entityType: "project",
 		entityID: idString(r.ProjectID), before: state(was), after: state(&d)})
 }
 
@@ -136,7 +136,7 @@ func (s *Store) endPromotion(ctx context.Context, tx bun.Tx, id int64, actor res
 	if err := updateRow(ctx, tx, &after); err != nil {
 		return err
 	}
-	return writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.deploy_report", entityType: "release_operation",
+	return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.deploy_report", entityType: "release_operation",
 		entityID: idString(id), before: before, after: map[string]any{"release_operation": &after, "deployment": deployed}})
 }
 

@@ -140,13 +140,12 @@ func (s *Store) SetRecoveryPoint(ctx context.Context, tx bun.IDB, l *resources.L
 	if l == nil {
 		return nil
 	}
-	r := recovery{lease: l, point: point, data: data}
-	key, err := s.keyWrite(tx, r, resources.StoredResponse{})
+	key, args, err := s.keyWrite(recovery{lease: l, point: point, data: data}, resources.StoredResponse{})
 	if err != nil {
 		return err
 	}
 	var id *int64
-	if err := tx.NewSelect().With("k", key).ColumnExpr("(SELECT id FROM k)").Scan(ctx, &id); err != nil {
+	if err := s.scan(ctx, tx, key.alone, []any{&id}, args...); err != nil {
 		return err
 	}
 	return keyWritten(l, id)
@@ -169,19 +168,19 @@ type recovery struct {
 // SetRecoveryPoint does. Without a lease it writes the audit event only.
 func (s *Store) auditKeyed(ctx context.Context, tx bun.IDB, e auditEntry, r recovery) error {
 	if r.lease == nil {
-		return writeAudit(ctx, tx, e)
+		return s.writeAudit(ctx, tx, e)
 	}
 	row, err := e.row()
 	if err != nil {
 		return err
 	}
 	answer, ok := s.answerOf(r)
-	key, err := s.keyWrite(tx, r, answer)
+	key, args, err := s.keyWrite(r, answer)
 	if err != nil {
 		return err
 	}
 	var id *int64
-	if err := tx.NewInsert().With("k", key).Model(row).Returning("(SELECT id FROM k)").Scan(ctx, &id); err != nil {
+	if err := s.scan(ctx, tx, key.audited, []any{&id}, append(args, row.args()...)...); err != nil {
 		return err
 	}
 	if err := keyWritten(r.lease, id); err != nil {
@@ -193,14 +192,69 @@ func (s *Store) auditKeyed(ctx context.Context, tx bun.IDB, e auditEntry, r reco
 	return nil
 }
 
-// keyWrite is the statement that writes a keyed change's recovery point
-// (and answer, when set): the key's INSERT while the lease has not written
-// it, else the UPDATE of the lease's key.
-func (s *Store) keyWrite(tx bun.IDB, r recovery, answer resources.StoredResponse) (bun.Query, error) {
-	if r.lease.ID == 0 {
-		return s.keyInsert(tx, r, answer)
+// keyStatement is a statement writing a key (keyWith), alone or with the
+// change's audit event, each answering the key's id (no row: not written).
+type keyStatement struct{ alone, audited statement }
+
+// keyWith makes the statements of the key write sql ($1 to $n), which
+// answers the key's id as k.id.
+func keyWith(sql string, n int) keyStatement {
+	with := "WITH k AS (" + sql + ") "
+	return keyStatement{alone: statement(with + "SELECT (SELECT id FROM k)"),
+		audited: statement(with + auditValues(n+1) + " RETURNING (SELECT id FROM k)")}
+}
+
+// The key writes: the INSERT of a key written by the business transaction
+// with its lease, recovery point and answer (or none) — a key older than the
+// window is taken over, any other key there already makes it return no
+// row —, and the UPDATE of a claimed key's recovery point, with or without
+// the answer.
+var (
+	keyInsert = keyWith(`INSERT INTO idempotency_keys AS k (account, key, fingerprint, created_at, lease,
+		locked_until, recovery_point, recovery_data, response_status, response_header, response_body, finished_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	ON CONFLICT (account, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at,
+		lease = EXCLUDED.lease, locked_until = EXCLUDED.locked_until, recovery_point = EXCLUDED.recovery_point,
+		recovery_data = EXCLUDED.recovery_data, response_status = EXCLUDED.response_status,
+		response_header = EXCLUDED.response_header, response_body = EXCLUDED.response_body,
+		finished_at = EXCLUDED.finished_at
+	WHERE k.created_at < $13
+	RETURNING k.id`, 13)
+	recoveryUpdate = keyWith(`UPDATE idempotency_keys SET recovery_point = $3, recovery_data = $4
+	WHERE id = $1 AND lease = $2 RETURNING id`, 4)
+	recoveryAnswer = keyWith(`UPDATE idempotency_keys SET recovery_point = $3, recovery_data = $4,
+		response_status = $5, response_header = $6, response_body = $7, finished_at = $8
+	WHERE id = $1 AND lease = $2 RETURNING id`, 8)
+)
+
+// keyWrite is the statement, and its arguments, that writes a keyed
+// change's recovery point (and answer, when set): the key's INSERT while the
+// lease has not written it, else the UPDATE of the lease's key.
+func (s *Store) keyWrite(r recovery, answer resources.StoredResponse) (keyStatement, []any, error) {
+	data, err := json.Marshal(r.data)
+	if err != nil {
+		return keyStatement{}, nil, err
 	}
-	return s.recoveryUpdate(tx, r, answer)
+	now := s.now().UTC()
+	var status *int
+	var header, finished any
+	if answer.Status != 0 {
+		status, header, finished = &answer.Status, headerJSON(answer.Header), now
+	}
+	if r.lease.ID != 0 {
+		args := []any{r.lease.ID, r.lease.Token, r.point, json.RawMessage(data)}
+		if status == nil {
+			return recoveryUpdate, args, nil
+		}
+		return recoveryAnswer, append(args, *status, header, answer.Body, finished), nil
+	}
+	q := r.lease.Request
+	if q == nil {
+		return keyStatement{}, nil, errors.New("idempotency: a lease without a key id and without its request")
+	}
+	return keyInsert, []any{q.Account, q.Key, q.Fingerprint, now, r.lease.Token,
+		now.Add(resources.IdempotencyLeaseTTL), r.point, json.RawMessage(data), status, header, answer.Body,
+		finished, now.Add(-resources.IdempotencyWindow)}, nil
 }
 
 // keyWritten records the key's id on the lease, or fails: a key there
@@ -226,59 +280,6 @@ func (s *Store) answerOf(r recovery) (resources.StoredResponse, bool) {
 	}
 	answer, ok := r.lease.Answer(r.result)
 	return answer, ok && answer.Status < 500
-}
-
-// keyInsertSQL writes a key with its lease, recovery point and answer (or
-// none); a key older than the window is taken over, any other key there
-// already makes it return no row.
-const keyInsertSQL = `INSERT INTO idempotency_keys AS k (account, key, fingerprint, created_at, lease, locked_until,
-		recovery_point, recovery_data, response_status, response_header, response_body, finished_at)
-	VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-	ON CONFLICT (account, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at,
-		lease = EXCLUDED.lease, locked_until = EXCLUDED.locked_until, recovery_point = EXCLUDED.recovery_point,
-		recovery_data = EXCLUDED.recovery_data, response_status = EXCLUDED.response_status,
-		response_header = EXCLUDED.response_header, response_body = EXCLUDED.response_body,
-		finished_at = EXCLUDED.finished_at
-	WHERE k.created_at < ?12
-	RETURNING k.id`
-
-// keyInsert is the INSERT of a key written by the business transaction.
-func (s *Store) keyInsert(tx bun.IDB, r recovery, answer resources.StoredResponse) (bun.Query, error) {
-	raw, err := json.Marshal(r.data)
-	if err != nil {
-		return nil, err
-	}
-	now, q := s.now().UTC(), r.lease.Request
-	if q == nil {
-		return nil, errors.New("idempotency: a lease without a key id and without its request")
-	}
-	var status *int
-	var header map[string][]string
-	var body []byte
-	var finished *time.Time
-	if answer.Status != 0 {
-		status, header, body, finished = &answer.Status, headerJSON(answer.Header), answer.Body, &now
-	}
-	return tx.NewRaw(keyInsertSQL, q.Account, q.Key, q.Fingerprint, now, r.lease.Token,
-		now.Add(resources.IdempotencyLeaseTTL), r.point, json.RawMessage(raw), status, header, body, finished,
-		now.Add(-resources.IdempotencyWindow)), nil
-}
-
-// recoveryUpdate is the UPDATE of a claimed key recording r and, when its
-// Status is set, the answer.
-func (s *Store) recoveryUpdate(tx bun.IDB, r recovery, answer resources.StoredResponse) (bun.Query, error) {
-	raw, err := json.Marshal(r.data)
-	if err != nil {
-		return nil, err
-	}
-	upd := tx.NewUpdate().Model((*idempotencyRow)(nil)).
-		Set("recovery_point = ?, recovery_data = ?", r.point, json.RawMessage(raw)).
-		Where("id = ? AND lease = ?", r.lease.ID, r.lease.Token).Returning("id")
-	if answer.Status != 0 {
-		upd.Set("response_status = ?, response_header = ?, response_body = ?, finished_at = ?",
-			answer.Status, headerJSON(answer.Header), answer.Body, s.now().UTC())
-	}
-	return upd, nil
 }
 
 func leaseLost() error {

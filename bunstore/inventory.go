@@ -54,7 +54,7 @@ func (s *Store) ImportInventory(ctx context.Context, by resources.Actor, f resou
 		if err := tx.NewSelect().Model(&after).OrderExpr("hostname").Scan(ctx); err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "ai_node.inventory_import", entityType: "ai_node_inventory",
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "ai_node.inventory_import", entityType: "ai_node_inventory",
 			before: before, after: inventoryAudit{InventoryImport: out, Roster: after}})
 	})
 	return out, err

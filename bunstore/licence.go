@@ -85,7 +85,7 @@ func (s *Store) installLicence(ctx context.Context, actor func(bun.Tx) (resource
 			return err
 		}
 		out = after.stored()
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "licence.install", entityType: "licence",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "licence.install", entityType: "licence",
 			entityID: p.Serial, before: previousLicence(before), after: auditLicence(p)})
 	})
 	return out, err

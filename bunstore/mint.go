@@ -47,7 +47,7 @@ func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t reso
 		}
 		row.OwnerEmail, row.OwnerName = owner.Email, owner.Name
 		out.Token = row.token()
-		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, minter), action: "api_token.create",
+		return m.writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, minter), action: "api_token.create",
 			entityType: "api_token", entityID: idString(row.ID), after: row})
 	})
 	return out, err
@@ -144,7 +144,7 @@ func (m TokenMinter) changeToken(ctx context.Context, by resources.Actor, id int
 			return err
 		}
 		out = row.token()
-		return writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, p), action: action, entityType: "api_token",
+		return m.writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, p), action: action, entityType: "api_token",
 			entityID: idString(id), before: before, after: row})
 	})
 	if changed {

@@ -172,7 +172,7 @@ func (s *Store) startCopy(ctx context.Context, tx bun.Tx, a resources.Actor, hos
 	if err != nil {
 		return nil, err
 	}
-	return op, writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.copy", entityType: "node_cache",
+	return op, s.writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.copy", entityType: "node_cache",
 		entityID: row.target(), after: row})
 }
 
@@ -207,7 +207,7 @@ func (s *Store) recopy(ctx context.Context, tx bun.Tx, a resources.Actor, before
 	if err != nil {
 		return nil, err
 	}
-	return op, writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.copy", entityType: "node_cache",
+	return op, s.writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.copy", entityType: "node_cache",
 		entityID: after.target(), before: before, after: &after})
 }
 
@@ -254,7 +254,7 @@ func (s *Store) startRemove(ctx context.Context, tx bun.Tx, a resources.Actor, b
 	if err := updateRow(ctx, tx, &after); err != nil {
 		return nil, err
 	}
-	return op, writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.remove", entityType: "node_cache",
+	return op, s.writeAudit(ctx, tx, auditEntry{actor: a, action: "node_cache.remove", entityType: "node_cache",
 		entityID: before.target(), before: before, after: &after})
 }
 

@@ -97,13 +97,13 @@ func (s *Store) beginCopy(ctx context.Context, job *river.Job[cacheCopyArgs]) (*
 		}
 		if cw.model.NASVolume == nil || cw.model.NASPath == nil || cw.cache == nil ||
 			cw.cache.Status != resources.NodeCacheCopying {
-			return endCopyTx(ctx, tx, job, cw, nil, &resources.OperationError{Code: resources.CodeAIModelNotInStore,
+			return s.endCopyTx(ctx, tx, job, cw, nil, &resources.OperationError{Code: resources.CodeAIModelNotInStore,
 				Detail: "the model's central copy or the cache record is gone; nothing was copied"})
 		}
 		source, err := resources.AgentSource(*cw.model.NASPath)
 		if err != nil {
 			e, _ := resources.AsError(err)
-			return endCopyTx(ctx, tx, job, cw, nil, agentError(e.Code, e.Detail))
+			return s.endCopyTx(ctx, tx, job, cw, nil, agentError(e.Code, e.Detail))
 		}
 		task = &cacheTask{hostname: cw.hostname, repo: cw.model.Repo, source: source}
 		if cw.op.Progress != nil {
@@ -129,16 +129,16 @@ func (s *Store) endCopy(ctx context.Context, job *river.Job[cacheCopyArgs], c *r
 			opErr = &resources.OperationError{Code: resources.CodeConflict,
 				Detail: "the cache record changed while the node copied; nothing was recorded"}
 		}
-		return endCopyTx(ctx, tx, job, cw, c, opErr)
+		return s.endCopyTx(ctx, tx, job, cw, c, opErr)
 	})
 }
 
 // endCopyTx records the end of a copy in tx and completes the job.
-func endCopyTx(ctx context.Context, tx bun.Tx, job *river.Job[cacheCopyArgs], cw *cacheWork,
+func (s *Store) endCopyTx(ctx context.Context, tx bun.Tx, job *river.Job[cacheCopyArgs], cw *cacheWork,
 	c *resources.AgentCache, opErr *resources.OperationError) error {
 	before := cacheAudit(cw.cache, cw.model)
 	if opErr != nil {
-		return failCopy(ctx, tx, job, cw, opErr, before)
+		return s.failCopy(ctx, tx, job, cw, opErr, before)
 	}
 	size := gigabytes(c.BytesTotal)
 	cw.cache.Status, cw.cache.Path, cw.cache.SizeGB = resources.NodeCacheReady, &c.Path, &size
@@ -146,12 +146,15 @@ func endCopyTx(ctx context.Context, tx bun.Tx, job *river.Job[cacheCopyArgs], cw
 		return err
 	}
 	cw.op.Progress = &resources.OperationProgress{BytesDone: c.BytesTotal, BytesTotal: c.BytesTotal}
-	return finishCacheWork(ctx, tx, job, cw, "node_cache.ready", before)
+	if err := s.finishCacheWork(ctx, tx, cw, "node_cache.ready", before); err != nil {
+		return err
+	}
+	return completeJob(ctx, tx, job)
 }
 
 // failCopy drops the half-made cache, ends the operation failed, records
 // the event and completes the job.
-func failCopy(ctx context.Context, tx bun.Tx, job *river.Job[cacheCopyArgs], cw *cacheWork,
+func (s *Store) failCopy(ctx context.Context, tx bun.Tx, job *river.Job[cacheCopyArgs], cw *cacheWork,
 	opErr *resources.OperationError, before cacheAuditState) error {
 	if cw.cache != nil && cw.cache.Status == resources.NodeCacheCopying {
 		if _, err := tx.NewDelete().Model(cw.cache).WherePK().Exec(ctx); err != nil {
@@ -165,7 +168,7 @@ func failCopy(ctx context.Context, tx bun.Tx, job *river.Job[cacheCopyArgs], cw 
 	}
 	event := auditEntry{actor: systemActor, action: "node_cache.copy_failed", entityType: "node_cache",
 		entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}
-	if err := writeAudit(ctx, tx, event); err != nil {
+	if err := s.writeAudit(ctx, tx, event); err != nil {
 		return err
 	}
 	return completeJob(ctx, tx, job)

@@ -94,11 +94,11 @@ func (s *Store) reconcileNode(ctx context.Context, hostname string, rep resource
 			return err
 		}
 		for i := range caches {
-			if err := reconcileCache(ctx, tx, &caches[i], models[caches[i].ModelID], disk); err != nil {
+			if err := s.reconcileCache(ctx, tx, &caches[i], models[caches[i].ModelID], disk); err != nil {
 				return err
 			}
 		}
-		return adoptCaches(ctx, tx, hostname, caches, models, disk)
+		return s.adoptCaches(ctx, tx, hostname, caches, models, disk)
 	})
 }
 
@@ -128,7 +128,7 @@ func reconcileModels(ctx context.Context, tx bun.Tx, hostname string,
 
 // reconcileCache turns a ready cache missing when the disk lacks it, and a
 // missing one ready when the disk has it again.
-func reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow, model *cacheModelRow, disk onDisk) error {
+func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow, model *cacheModelRow, disk onDisk) error {
 	found, onNode := disk.ready[model.Repo]
 	before := cacheAudit(c, model)
 	var action string
@@ -147,13 +147,13 @@ func reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow, model *cach
 	if err := placeModel(ctx, tx, model); err != nil {
 		return err
 	}
-	return writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action, entityType: "node_cache",
+	return s.writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action, entityType: "node_cache",
 		entityID: c.target(), before: before, after: cacheAudit(c, model)})
 }
 
 // adoptCaches records the verified caches on the node's disk that the
 // database does not know, when the catalogue has their model.
-func adoptCaches(ctx context.Context, tx bun.Tx, hostname string, known []nodeCacheRow,
+func (s *Store) adoptCaches(ctx context.Context, tx bun.Tx, hostname string, known []nodeCacheRow,
 	models map[int64]*cacheModelRow, disk onDisk) error {
 	for _, m := range sortedModels(models) {
 		c, onNode := disk.ready[m.Repo]
@@ -173,7 +173,7 @@ func adoptCaches(ctx context.Context, tx bun.Tx, hostname string, known []nodeCa
 		}
 		event := auditEntry{actor: systemActor, action: "node_cache.adopted", entityType: "node_cache",
 			entityID: row.target(), before: before, after: cacheAudit(row, m)}
-		if err := writeAudit(ctx, tx, event); err != nil {
+		if err := s.writeAudit(ctx, tx, event); err != nil {
 			return err
 		}
 	}

@@ -59,7 +59,10 @@ func (s *Store) beginRemove(ctx context.Context, job *river.Job[cacheRemoveArgs]
 			return errOr(err, completeJob(ctx, tx, job))
 		}
 		if cw.cache == nil {
-			return finishCacheWork(ctx, tx, job, cw, "node_cache.removed", cacheAudit(nil, cw.model))
+			if err := s.finishCacheWork(ctx, tx, cw, "node_cache.removed", cacheAudit(nil, cw.model)); err != nil {
+				return err
+			}
+			return completeJob(ctx, tx, job)
 		}
 		task = &cacheTask{hostname: cw.hostname, repo: cw.model.Repo}
 		return markRunning(ctx, tx, cw.op)
@@ -80,7 +83,7 @@ func (s *Store) endRemove(ctx context.Context, job *river.Job[cacheRemoveArgs], 
 		}
 		before := cacheAudit(cw.cache, cw.model)
 		if opErr != nil {
-			return failRemove(ctx, tx, job, cw, opErr, before)
+			return s.failRemove(ctx, tx, job, cw, opErr, before)
 		}
 		if cw.cache != nil {
 			if _, err := tx.NewDelete().Model(cw.cache).WherePK().Exec(ctx); err != nil {
@@ -88,13 +91,16 @@ func (s *Store) endRemove(ctx context.Context, job *river.Job[cacheRemoveArgs], 
 			}
 			cw.cache = nil
 		}
-		return finishCacheWork(ctx, tx, job, cw, "node_cache.removed", before)
+		if err := s.finishCacheWork(ctx, tx, cw, "node_cache.removed", before); err != nil {
+			return err
+		}
+		return completeJob(ctx, tx, job)
 	})
 }
 
 // failRemove restores the cache's status from before the removal, ends
 // the operation failed and completes the job.
-func failRemove(ctx context.Context, tx bun.Tx, job *river.Job[cacheRemoveArgs], cw *cacheWork,
+func (s *Store) failRemove(ctx context.Context, tx bun.Tx, job *river.Job[cacheRemoveArgs], cw *cacheWork,
 	opErr *resources.OperationError, before cacheAuditState) error {
 	if cw.cache != nil && cw.cache.Status == resources.NodeCacheRemoving {
 		cw.cache.Status = cmp.Or(job.Args.From, resources.NodeCacheReady)
@@ -108,15 +114,15 @@ func failRemove(ctx context.Context, tx bun.Tx, job *river.Job[cacheRemoveArgs],
 	}
 	event := auditEntry{actor: systemActor, action: "node_cache.remove_failed", entityType: "node_cache",
 		entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}
-	if err := writeAudit(ctx, tx, event); err != nil {
+	if err := s.writeAudit(ctx, tx, event); err != nil {
 		return err
 	}
 	return completeJob(ctx, tx, job)
 }
 
 // finishCacheWork recomputes the model's placement, ends the operation as
-// succeeded, records the event and completes the job.
-func finishCacheWork[T river.JobArgs](ctx context.Context, tx bun.Tx, job *river.Job[T], cw *cacheWork, action string, before any) error {
+// succeeded and records the event; the caller completes the job.
+func (s *Store) finishCacheWork(ctx context.Context, tx bun.Tx, cw *cacheWork, action string, before any) error {
 	if err := placeModel(ctx, tx, cw.model); err != nil {
 		return err
 	}
@@ -128,11 +134,8 @@ func finishCacheWork[T river.JobArgs](ctx context.Context, tx bun.Tx, job *river
 	if err := finishOperation(ctx, tx, cw.op, nil, result); err != nil {
 		return err
 	}
-	if err := writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action,
-		entityType: "node_cache", entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)}); err != nil {
-		return err
-	}
-	return completeJob(ctx, tx, job)
+	return s.writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action,
+		entityType: "node_cache", entityID: cw.op.TargetID, before: before, after: cacheAudit(cw.cache, cw.model)})
 }
 
 // placeModel sets the model's offline_ready and location from its central

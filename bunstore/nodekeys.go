@@ -61,7 +61,7 @@ func (m TokenMinter) MintNodeKey(ctx context.Context, by resources.Actor, hostna
 		}
 		out = resources.NodeKeyMint{Hostname: hostname, Key: resources.DeriveNodeKey(m.Pepper, hostname, row.Nonce),
 			Rotated: n > 0, CreatedAt: row.CreatedAt}
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "ai_node.node_key", entityType: "ai_node",
+		return m.writeAudit(ctx, tx, auditEntry{actor: actor, action: "ai_node.node_key", entityType: "ai_node",
 			entityID: hostname, after: nodeKeyAudit{Hostname: hostname, Rotated: n > 0, CreatedAt: row.CreatedAt}})
 	})
 	if err != nil {

@@ -31,7 +31,7 @@ func (s *Store) PatchProject(ctx context.Context, a resources.Actor, id int64, p
 			return projectConflict(err, &after)
 		}
 		out = after.project()
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "project.update", entityType: "project",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "project.update", entityType: "project",
 			entityID: idString(id), before: before, after: &after})
 	})
 	return out, err
@@ -53,7 +53,7 @@ func (s *Store) RetireProject(ctx context.Context, a resources.Actor, id int64) 
 		if err := updateRow(ctx, tx, &after); err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "project.retire", entityType: "project",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "project.retire", entityType: "project",
 			entityID: idString(id), before: before, after: &after})
 	})
 }
@@ -112,7 +112,7 @@ func (w *provisionWorker) finish(ctx context.Context, tx bun.Tx, job *river.Job[
 	if err := finishOperation(ctx, tx, op, nil, map[string]any{"project_id": idString(after.ID), "status": after.Status}); err != nil {
 		return err
 	}
-	if err := writeAudit(ctx, tx, auditEntry{actor: resources.Actor{Label: "system"}, action: "project.provision",
+	if err := w.store.writeAudit(ctx, tx, auditEntry{actor: resources.Actor{Label: "system"}, action: "project.provision",
 		entityType: "project", entityID: idString(after.ID), before: before, after: &after}); err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func (s *Store) decide(ctx context.Context, by resources.Actor, id int64, action
 			return err
 		}
 		out = after.release()
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "release_operation",
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "release_operation",
 			entityID: idString(id), before: before, after: &after})
 	})
 	return out, err
@@ -109,7 +109,7 @@ func (s *Store) BookDataCopy(ctx context.Context, by resources.Actor, projectID 
 			return err
 		}
 		out = row.release()
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.data_copy_book", entityType: "release_operation",
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.data_copy_book", entityType: "release_operation",
 			entityID: idString(row.ID), after: row})
 	})
 	return out, err

@@ -71,7 +71,7 @@ func (s *Store) SetProdLock(ctx context.Context, a resources.Actor, projectID in
 			return err
 		}
 		out = resources.ProdLock{ProjectID: projectID, Locked: row.Locked, ChangedAt: &row.ChangedAt, ChangedBy: &row.ChangedBy}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "prod_lock.set", entityType: "project",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "prod_lock.set", entityType: "project",
 			entityID: idString(projectID), before: before, after: out})
 	})
 	return out, err

@@ -68,7 +68,7 @@ func (s *Store) CreateServiceAccount(ctx context.Context, by resources.Actor, n 
 			return err
 		}
 		out = row.account()
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "service_account.create",
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "service_account.create",
 			entityType: "service_account", entityID: idString(row.ID), after: row})
 	})
 	return out, err

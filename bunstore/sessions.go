@@ -58,7 +58,7 @@ func (s *Store) StartSession(ctx context.Context, a resources.Actor, email strin
 		}
 		out = resources.Session{UserID: p.ID, Email: p.Email, DisplayName: p.DisplayName,
 			CreatedAt: now, LastSeenAt: now}
-		return writeAudit(ctx, tx, sessionAudit(a, p.ID, p.Email, "session.sign_in"))
+		return s.writeAudit(ctx, tx, sessionAudit(a, p.ID, p.Email, "session.sign_in"))
 	})
 	if err != nil {
 		return resources.Session{}, err
@@ -128,7 +128,7 @@ func (s *Store) EndSession(ctx context.Context, a resources.Actor, id resources.
 		if err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, sessionAudit(a, r.UserID, r.Email, "session.sign_out"))
+		return s.writeAudit(ctx, tx, sessionAudit(a, r.UserID, r.Email, "session.sign_out"))
 	})
 }
 

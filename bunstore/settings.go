@@ -53,7 +53,7 @@ func (s *Store) SetAPIEnabled(ctx context.Context, by resources.Actor, enabled b
 		if enabled {
 			action = "settings.api_enable"
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "platform_settings",
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "platform_settings",
 			entityID: "api_v1", before: before, after: after})
 	})
 	if changed {

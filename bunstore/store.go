@@ -25,6 +25,7 @@ type Store struct {
 	jobs    jobs
 	changes resources.ChangePublisher // nil: no replica caches credentials
 	tracing *tracing.Tracing          // nil: off (SetTracing)
+	hook    bun.QueryHook             // the SQL spans' hook when tracing is on (see statement)
 }
 
 // NewStore wraps an open, migrated database.
@@ -94,13 +95,39 @@ type auditRow struct {
 
 // writeAudit inserts the audit event of a change inside its transaction, with
 // every secret-looking member of the states nulled.
-func writeAudit(ctx context.Context, tx bun.IDB, e auditEntry) error {
+func (s *Store) writeAudit(ctx context.Context, tx bun.IDB, e auditEntry) error {
 	row, err := e.row()
 	if err != nil {
 		return err
 	}
-	_, err = tx.NewInsert().Model(row).Exec(ctx)
-	return err
+	return s.scan(ctx, tx, auditInsert, nil, row.args()...)
+}
+
+// auditColumns are the columns an audit event is written with (its id and
+// occurred_at are the table's defaults), in the order of auditRow.args.
+const auditColumns = "actor, action, entity_type, entity_id, auth_kind, token_id, request_id, source_ip, " +
+	"before_state, after_state"
+
+// auditValues is the INSERT of an audit event taking its values from
+// parameter $from on.
+func auditValues(from int) string {
+	return "INSERT INTO audit_events (" + auditColumns + ") VALUES (" + placeholders(from, 10) + ")"
+}
+
+var auditInsert = statement(auditValues(1))
+
+// args are the row's values in the order of auditColumns.
+func (r *auditRow) args() []any {
+	return []any{r.Actor, r.Action, r.EntityType, r.EntityID, r.AuthKind, r.TokenID, r.RequestID, r.SourceIP,
+		jsonParam(r.BeforeState), jsonParam(r.AfterState)}
+}
+
+// jsonParam is a JSON value as a parameter: NULL when empty.
+func jsonParam(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return raw
 }
 
 // row is the audit row of the entry.

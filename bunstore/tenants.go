@@ -119,7 +119,7 @@ func (s *Store) PatchTenant(ctx context.Context, a resources.Actor, id int64, p 
 			return err
 		}
 		out = after.tenant()
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.update", entityType: "tenant",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.update", entityType: "tenant",
 			entityID: idString(id), before: before, after: &after})
 	})
 	return out, err
@@ -147,7 +147,7 @@ func (s *Store) DeleteTenant(ctx context.Context, a resources.Actor, id int64) e
 		if _, err := tx.NewDelete().Model(t).WherePK().Exec(ctx); err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.delete", entityType: "tenant",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "tenant.delete", entityType: "tenant",
 			entityID: idString(id), before: t})
 	})
 }

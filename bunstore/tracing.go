@@ -11,7 +11,8 @@ import (
 
 // SetTracing turns tracing on for the store (t nil: leaves it off, adding
 // nothing): a client span per SQL statement (bun's OpenTelemetry query hook,
-// the statement without its arguments) and, on the job clients built after
+// the statement without its arguments; the store's own prepared statements
+// report to the same hook) and, on the job clients built after
 // it, a span per job inserted and worked (River's OpenTelemetry middleware,
 // the trace context carried in the job's metadata and the work span linked
 // to the span that enqueued it). Call it once, before the store is used.
@@ -20,8 +21,9 @@ func (s *Store) SetTracing(t *tracing.Tracing) {
 		return
 	}
 	s.tracing = t
-	s.db.AddQueryHook(bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Provider()),
-		bunotel.WithMeterProvider(noop.NewMeterProvider()), bunotel.WithDBName("platformapi")))
+	s.hook = bunotel.NewQueryHook(bunotel.WithTracerProvider(t.Provider()),
+		bunotel.WithMeterProvider(noop.NewMeterProvider()), bunotel.WithDBName("platformapi"))
+	s.db.AddQueryHook(s.hook)
 }
 
 // jobMiddleware is the middleware of the store's River clients: River's

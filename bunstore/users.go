@@ -58,7 +58,7 @@ func (s *Store) CreateUser(ctx context.Context, by resources.Actor, n resources.
 			return err
 		}
 		out = row.user()
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "user.create", entityType: "user",
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "user.create", entityType: "user",
 			entityID: idString(row.ID), after: row})
 	})
 	return out, err
@@ -123,7 +123,7 @@ func (s *Store) CreateRole(ctx context.Context, by resources.Actor, r resources.
 			return err
 		}
 		out = row.role()
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: "role.create", entityType: "role", entityID: row.Name, after: row})
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "role.create", entityType: "role", entityID: row.Name, after: row})
 	})
 	return out, err
 }
@@ -176,7 +176,7 @@ func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, acti
 			return err
 		}
 		out = after.user()
-		return writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "user",
+		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "user",
 			entityID: idString(after.ID), before: before, after: after})
 	})
 	return out, s.published(ctx, err, resources.PrincipalChanged(resources.PrincipalUser, out.ID))

@@ -137,7 +137,7 @@ func (s *Store) PatchUser(ctx context.Context, a resources.Actor, id int64, p re
 			return err
 		}
 		out = after.user()
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "user.update", entityType: "user",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "user.update", entityType: "user",
 			entityID: idString(id), before: before, after: after})
 	})
 	return out, s.published(ctx, err, resources.PrincipalChanged(resources.PrincipalUser, id))
@@ -191,7 +191,7 @@ func (s *Store) DeactivateUser(ctx context.Context, a resources.Actor, id int64)
 		if err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, auditEntry{actor: a, action: "user.deactivate", entityType: "user",
+		return s.writeAudit(ctx, tx, auditEntry{actor: a, action: "user.deactivate", entityType: "user",
 			entityID: idString(id), before: before, after: &after})
 	})
 	return s.published(ctx, err, resources.PrincipalChanged(resources.PrincipalUser, id))
