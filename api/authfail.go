@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"platformapi/resources"
@@ -33,6 +34,7 @@ type failureLimit struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	blocked map[netip.Addr]time.Time // address → refused until
+	nBlocked atomic.Int64            // len(blocked), read without mu
 	known   map[string]time.Time     // token hash → last authenticated by a lookup
 	pruned  time.Time
 }
@@ -44,6 +46,9 @@ func newFailureLimit(l RateLimiter, now func() time.Time) *failureLimit {
 // check refuses, before any lookup, a token this replica does not know
 // from an address that used up its failures.
 func (f *failureLimit) check(addr netip.Addr, hash []byte) error {
+	if f.nBlocked.Load() == 0 {
+		return nil // nobody used up their failures: every request asks, none waits on mu
+	}
 	now := f.now()
 	f.mu.Lock()
 	until, blocked := f.blocked[addr]
@@ -97,6 +102,7 @@ func (f *failureLimit) failed(ctx context.Context, addr netip.Addr, hash []byte)
 		}
 	}
 	f.blocked[addr] = now.Add(max(wait, time.Second))
+	f.nBlocked.Store(int64(len(f.blocked)))
 }
 
 func tooManyFailures(wait time.Duration) error {

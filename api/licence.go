@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -91,7 +90,7 @@ func (s *Server) putLicence(ctx context.Context, in *PutLicenceInput) (*LicenceO
 // holdsLicenceAdmin reports whether the caller may see full serials.
 func holdsLicenceAdmin(ctx context.Context) bool {
 	c := CredentialFrom(ctx)
-	return c != nil && slices.Contains(c.EffectiveScopes(), resources.PermLicenceAdmin)
+	return c != nil && c.Holds(resources.PermLicenceAdmin)
 }
 
 func licenceView(l resources.Licence, fullSerial bool) Licence {

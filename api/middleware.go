@@ -70,7 +70,7 @@ func (s *Server) admit(ctx huma.Context) (*guarded, error) {
 // with the remedy: a token with one of them, or, when the token carries one
 // its owner no longer holds, a role for the owner.
 func permitted(cred *resources.Credential, keys []string) error {
-	if resources.HasAny(cred.EffectiveScopes(), keys) {
+	if cred.Holds(keys...) {
 		return nil
 	}
 	remedy := "Ask an administrator for a token with " + resources.AnyOneOf(keys) + "."

@@ -50,6 +50,18 @@ func (c *Credential) EffectiveScopes() []string {
 	return Intersect(c.Token.Scopes, c.Owner.Permissions)
 }
 
+// Holds reports whether the token's effective scopes (EffectiveScopes)
+// include at least one of keys, as HasAny(c.EffectiveScopes(), keys) does,
+// without building the list (every request asks it); no keys: true.
+func (c *Credential) Holds(keys ...string) bool {
+	if len(keys) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(keys, func(k string) bool {
+		return slices.Contains(c.Token.Scopes, k) && slices.Contains(c.Owner.Permissions, k)
+	})
+}
+
 // AuthKind is "pat" for a personal token and "service_account" otherwise.
 func (c *Credential) AuthKind() string {
 	if c.Token.Kind == TokenKindServiceAccount {

@@ -83,3 +83,32 @@ func TestAPIToken_StatusAndExpiryWarnings(t *testing.T) {
 		t.Fatal("revoked wins")
 	}
 }
+
+// TestCredential_Holds_SameAsHasAnyOfEffectiveScopes: the check every
+// request makes answers as the rule it stands for (HasAny over the token's
+// scopes intersected with its owner's permissions), in every case.
+func TestCredential_Holds_SameAsHasAnyOfEffectiveScopes(t *testing.T) {
+	tests := []struct {
+		name          string
+		scopes, perms []string
+		keys          []string
+		want          bool
+	}{
+		{"no keys asked", nil, nil, nil, true},
+		{"token and owner hold it", []string{"a", "b"}, []string{"b"}, []string{"b"}, true},
+		{"one of several", []string{"a", "c"}, []string{"a", "c"}, []string{"x", "c"}, true},
+		{"the owner lost it", []string{"a"}, []string{"b"}, []string{"a"}, false},
+		{"the token lacks it", []string{"b"}, []string{"a", "b"}, []string{"a"}, false},
+		{"each holds a different key", []string{"a"}, []string{"b"}, []string{"a", "b"}, false},
+		{"nothing held", nil, nil, []string{"a"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Credential{Token: APIToken{Scopes: tt.scopes}, Owner: Principal{Permissions: tt.perms}}
+			rule := HasAny(c.EffectiveScopes(), tt.keys)
+			if got := c.Holds(tt.keys...); got != tt.want || rule != tt.want {
+				t.Fatalf("Holds = %v, HasAny(EffectiveScopes) = %v, want %v", got, rule, tt.want)
+			}
+		})
+	}
+}
