@@ -30,13 +30,13 @@ const maxKnownTokens = 50_000
 // which addresses used their budget up and until when, and which tokens
 // authenticated lately.
 type failureLimit struct {
-	limiter RateLimiter
-	now     func() time.Time
-	mu      sync.Mutex
-	blocked map[netip.Addr]time.Time // address → refused until
-	nBlocked atomic.Int64            // len(blocked), read without mu
-	known   map[string]time.Time     // token hash → last authenticated by a lookup
-	pruned  time.Time
+	limiter  RateLimiter
+	now      func() time.Time
+	mu       sync.Mutex
+	blocked  map[netip.Addr]time.Time // address → refused until
+	nBlocked atomic.Int64             // len(blocked), read without mu
+	known    map[string]time.Time     // token hash → last authenticated by a lookup
+	pruned   time.Time
 }
 
 func newFailureLimit(l RateLimiter, now func() time.Time) *failureLimit {
