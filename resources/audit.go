@@ -79,20 +79,62 @@ func SecretLooking(name string) bool {
 
 // AuditState renders an entity for before_state/after_state: its JSON form
 // with every secret-looking member nulled at any depth. A nil entity is SQL
-// NULL (nil).
+// NULL (nil). Most entities have no such member: their JSON is kept as
+// encoded (one pass); only one that names a secret-looking member (or a
+// member name with an escape, which the scan does not read) is decoded,
+// redacted and encoded again.
 func AuditState(entity any) (json.RawMessage, error) {
 	if entity == nil {
 		return nil, nil
 	}
 	raw, err := json.Marshal(entity)
-	if err != nil {
-		return nil, err
+	if err != nil || !namesSecretLooking(raw) {
+		return raw, err
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
 	return json.Marshal(redact(v))
+}
+
+// namesSecretLooking reports whether the valid JSON raw has a member whose
+// name is secret-looking, or one whose name holds an escape (not read
+// here: the caller then decodes and decides). A string is a member name
+// when a colon follows it.
+func namesSecretLooking(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		start, escaped := i+1, false
+		for i++; i < len(raw) && raw[i] != '"'; i++ {
+			if raw[i] == '\\' {
+				escaped = true
+				i++
+			}
+		}
+		if !followedByColon(raw, i+1) {
+			continue
+		}
+		if escaped || SecretLooking(string(raw[start:i])) {
+			return true
+		}
+	}
+	return false
+}
+
+// followedByColon reports whether the first byte from i on that is not
+// JSON white space is a colon.
+func followedByColon(raw []byte, i int) bool {
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return raw[i] == ':'
+	}
+	return false
 }
 
 func redact(v any) any {

@@ -1,6 +1,8 @@
 package resources
 
 import (
+	"github.com/google/go-cmp/cmp"
+
 	"encoding/json"
 	"strings"
 	"testing"
@@ -59,6 +61,68 @@ func TestAuditState_NullsSecretLookingMembersAtAnyDepth(t *testing.T) {
 	if got, _ := AuditState(nil); got != nil {
 		t.Fatal("nil entity is SQL NULL")
 	}
+}
+
+// TestAuditState_OnePassUnlessAMemberNameLooksSecret: an entity naming no
+// secret-looking member is kept exactly as encoded (numbers too); one that
+// does, at any depth, in any form (a struct field, a map key, a name inside
+// a JSON value, a name written with an escape), is redacted as the full
+// decode-and-redact would.
+func TestAuditState_OnePassUnlessAMemberNameLooksSecret(t *testing.T) {
+	type inner struct {
+		Tags  []string        `json:"tags"`
+		Extra json.RawMessage `json:"extra"`
+	}
+	type row struct {
+		ID    int64  `json:"id"`
+		Name  string `json:"name"`
+		Inner inner  `json:"inner"`
+	}
+	plain := row{ID: 12345678901234567, Name: `say "token": ok`, Inner: inner{Tags: []string{"api_key"},
+		Extra: json.RawMessage(`{"note": "a \\" , "n": 1}`)}}
+	tests := []struct {
+		name   string
+		entity any
+		kept   bool // kept as encoded
+	}{
+		{"secret-looking words only in values", plain, true},
+		{"struct field", struct {
+			TokenHash string `json:"token_hash"`
+		}{"h"}, false},
+		{"map key at depth", map[string]any{"a": []any{map[string]any{"Client_Secret": "s"}}}, false},
+		{"inside a JSON value", row{Inner: inner{Extra: json.RawMessage(`{"password": "p"}`)}}, false},
+		{"escaped name", row{Inner: inner{Extra: json.RawMessage(`{"\u0074oken": "t"}`)}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := AuditState(tt.entity)
+			if err != nil {
+				t.Fatal(err)
+			}
+			encoded, _ := json.Marshal(tt.entity)
+			if kept := string(got) == string(encoded); kept != tt.kept {
+				t.Fatalf("kept as encoded: %v, want %v: %s", kept, tt.kept, got)
+			}
+			var v any
+			_ = json.Unmarshal(encoded, &v)
+			want, _ := json.Marshal(redact(v))
+			if d := cmp.Diff(decodeJSON(t, want), decodeJSON(t, got)); !tt.kept && d != "" {
+				t.Fatalf("not as the full redaction (-want +got):\n%s", d)
+			}
+			if !tt.kept && cmp.Equal(decodeJSON(t, want), decodeJSON(t, encoded)) {
+				t.Fatalf("the case redacts nothing: %s", encoded)
+			}
+		})
+	}
+}
+
+func decodeJSON(t *testing.T, raw []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	return v
 }
 
 func TestNormalizeEmail_DomainLowerPunycodeLocalKept(t *testing.T) {
