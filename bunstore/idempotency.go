@@ -140,7 +140,8 @@ func (s *Store) SetRecoveryPoint(ctx context.Context, tx bun.IDB, l *resources.L
 	if l == nil {
 		return nil
 	}
-	key, args, err := s.keyWrite(recovery{lease: l, point: point, data: data}, resources.StoredResponse{})
+	r := recovery{lease: l, point: point, data: data}
+	key, args, err := s.keyWrite(r, resources.StoredResponse{})
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,8 @@ func (s *Store) auditKeyed(ctx context.Context, tx bun.IDB, e auditEntry, r reco
 		return err
 	}
 	var id *int64
-	if err := s.scan(ctx, tx, key.audited, []any{&id}, append(args, row.args()...)...); err != nil {
+	args = append(args, row.args()...)
+	if err := s.scan(ctx, tx, key.audited, []any{&id}, args...); err != nil {
 		return err
 	}
 	if err := keyWritten(r.lease, id); err != nil {
@@ -210,11 +212,13 @@ func keyWith(sql string, n int) keyStatement {
 // row —, and the UPDATE of a claimed key's recovery point, with or without
 // the answer.
 var (
-	keyInsert = keyWith(`INSERT INTO idempotency_keys AS k (account, key, fingerprint, created_at, lease,
-		locked_until, recovery_point, recovery_data, response_status, response_header, response_body, finished_at)
+	keyInsert = keyWith(`INSERT INTO idempotency_keys AS k (account, key, fingerprint,
+		created_at, lease, locked_until, recovery_point, recovery_data, response_status,
+		response_header, response_body, finished_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-	ON CONFLICT (account, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at,
-		lease = EXCLUDED.lease, locked_until = EXCLUDED.locked_until, recovery_point = EXCLUDED.recovery_point,
+	ON CONFLICT (account, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,
+		created_at = EXCLUDED.created_at, lease = EXCLUDED.lease,
+		locked_until = EXCLUDED.locked_until, recovery_point = EXCLUDED.recovery_point,
 		recovery_data = EXCLUDED.recovery_data, response_status = EXCLUDED.response_status,
 		response_header = EXCLUDED.response_header, response_body = EXCLUDED.response_body,
 		finished_at = EXCLUDED.finished_at
@@ -250,11 +254,12 @@ func (s *Store) keyWrite(r recovery, answer resources.StoredResponse) (keyStatem
 	}
 	q := r.lease.Request
 	if q == nil {
-		return keyStatement{}, nil, errors.New("idempotency: a lease without a key id and without its request")
+		return keyStatement{}, nil, errors.New(
+			"idempotency: a lease without a key id and without its request")
 	}
 	return keyInsert, []any{q.Account, q.Key, q.Fingerprint, now, r.lease.Token,
-		now.Add(resources.IdempotencyLeaseTTL), r.point, json.RawMessage(data), status, header, answer.Body,
-		finished, now.Add(-resources.IdempotencyWindow)}, nil
+		now.Add(resources.IdempotencyLeaseTTL), r.point, json.RawMessage(data), status, header,
+		answer.Body, finished, now.Add(-resources.IdempotencyWindow)}, nil
 }
 
 // keyWritten records the key's id on the lease, or fails: a key there

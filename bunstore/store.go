@@ -105,8 +105,8 @@ func (s *Store) writeAudit(ctx context.Context, tx bun.IDB, e auditEntry) error 
 
 // auditColumns are the columns an audit event is written with (its id and
 // occurred_at are the table's defaults), in the order of auditRow.args.
-const auditColumns = "actor, action, entity_type, entity_id, auth_kind, token_id, request_id, source_ip, " +
-	"before_state, after_state"
+const auditColumns = "actor, action, entity_type, entity_id, auth_kind, token_id, " +
+	"request_id, source_ip, before_state, after_state"
 
 // auditValues is the INSERT of an audit event taking its values from
 // parameter $from on.
@@ -118,8 +118,8 @@ var auditInsert = statement(auditValues(1))
 
 // args are the row's values in the order of auditColumns.
 func (r *auditRow) args() []any {
-	return []any{r.Actor, r.Action, r.EntityType, r.EntityID, r.AuthKind, r.TokenID, r.RequestID, r.SourceIP,
-		jsonParam(r.BeforeState), jsonParam(r.AfterState)}
+	return []any{r.Actor, r.Action, r.EntityType, r.EntityID, r.AuthKind, r.TokenID, r.RequestID,
+		r.SourceIP, jsonParam(r.BeforeState), jsonParam(r.AfterState)}
 }
 
 // jsonParam is a JSON value as a parameter: NULL when empty.
