@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base32"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -22,6 +23,11 @@ const (
 
 // RequestIDHeader carries the request id in and out.
 const RequestIDHeader = "X-Request-ID"
+
+// requestIDKey is RequestIDHeader in net/http's canonical form: a Header
+// Get or Set with a name not in that form makes a canonical copy of it on
+// every call (every request reads and writes this one).
+const requestIDKey = "X-Request-Id"
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
@@ -127,6 +133,17 @@ func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
 	return fallback
 }
 
+// newRequestID is a made request id: "req_" and 20 characters of the
+// base32 alphabet (100 random bits), built in one allocation.
+func newRequestID() string {
+	var raw [13]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read does not fail (it crashes the program instead)
+	var b [4 + 24]byte       // 13 bytes are 21 base32 characters and 3 of padding
+	copy(b[:], "req_")
+	base32.StdEncoding.Encode(b[4:], raw[:])
+	return string(b[:4+20])
+}
+
 // requestIDMiddleware keeps the caller's X-Request-ID when it is 1–64 of
 // letters, digits, '.', '_', ':', '-', else makes one, in the request's facts
 // (an in-process MCP call, which does not pass here, keeps the id of its
@@ -136,12 +153,12 @@ func requestIDMiddleware() func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			f, r := ensureFacts(r)
 			if f.id == "" {
-				f.id = r.Header.Get(RequestIDHeader)
+				f.id = r.Header.Get(requestIDKey)
 				if !requestIDPattern.MatchString(f.id) {
-					f.id = "req_" + rand.Text()[:20]
+					f.id = newRequestID()
 				}
 			}
-			w.Header().Set(RequestIDHeader, f.id)
+			w.Header().Set(requestIDKey, f.id)
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -115,6 +115,16 @@ func (s *Server) ChargeMCP(ctx context.Context, cred *resources.Credential, meth
 	return rate, nil
 }
 
+// The headers of a token's rate budget on an answer (RateLimit-Limit,
+// RateLimit-Remaining, RateLimit-Policy; names are case-insensitive), in
+// net/http's canonical form, which Header's Get and Set take as they are
+// (any other spelling is copied into that form on every call).
+const (
+	HeaderRateLimit     = "Ratelimit-Limit"
+	HeaderRateRemaining = "Ratelimit-Remaining"
+	HeaderRatePolicy    = "Ratelimit-Policy"
+)
+
 // charge takes cost units from the token's rate budget, sets the
 // RateLimit-Limit, RateLimit-Remaining and RateLimit-Policy headers, and
 // returns the budget left, also recorded in the context's rate cell (an
@@ -132,9 +142,9 @@ func (s *Server) charge(ctx context.Context, tokenID int64, cost int,
 	if cell := rateCell(ctx); cell != nil {
 		*cell = rate
 	}
-	set("RateLimit-Limit", strconv.Itoa(d.Limit))
-	set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
-	set("RateLimit-Policy", strconv.Itoa(d.Limit)+";w=60")
+	set(HeaderRateLimit, strconv.Itoa(d.Limit))
+	set(HeaderRateRemaining, strconv.Itoa(d.Remaining))
+	set(HeaderRatePolicy, strconv.Itoa(d.Limit)+";w=60")
 	if d.Allowed {
 		return rate, nil
 	}

@@ -82,7 +82,7 @@ func cancelled() error {
 }
 
 // budgetHeaders are the headers of a token's rate budget.
-var budgetHeaders = []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy",
+var budgetHeaders = []string{api.HeaderRateLimit, api.HeaderRateRemaining, api.HeaderRatePolicy,
 	"Retry-After"}
 
 // copyRateHeaders puts the rate-limit headers (and Retry-After) an
