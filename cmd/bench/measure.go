@@ -171,6 +171,7 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 	}
 	for range max(1, c.rounds) { // fresh tokens and POST keys each round
 		all := append(steps(bare, srv, w.depthCursor, pool), verifySteps(bare200, srv, w.gatewayValues)...)
+		all = append(all, pacedVerifySteps(bare200, srv, w.gatewayValues)...)
 		for _, s := range all {
 			if err := run(s); err != nil {
 				return err

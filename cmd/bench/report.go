@@ -167,5 +167,10 @@ func (r *report) printVerifyTargets(w io.Writer) {
 	}
 	fmt.Fprintf(w, "| /ai-gateway/verify vs bare net/http 200 | %s | ≥ 0.80 |\n", r.ratio("verify", "bare200"))
 	fmt.Fprintf(w, "| /ai-gateway/verify p99 | %s | ≤ 2 ms |\n", p99)
+	paced := notComparable
+	if pv, pb := r.results["verify-paced"], r.results["bare200-paced"]; pv.valid() && pb.valid() {
+		paced = fmt.Sprintf("%s (bare 200: %s)", pv.p99, pb.p99)
+	}
+	fmt.Fprintf(w, "| /ai-gateway/verify p99 paced at %d req/s | %s | ≤ 2 ms |\n", pacedRate, paced)
 	fmt.Fprintf(w, "| peak RSS, 10,000 live gateway keys (verify load) | %s | < 100 MB |\n", rss)
 }

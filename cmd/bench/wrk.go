@@ -22,6 +22,8 @@ type load struct {
 	conns  int
 	probe  probe    // one request like the load's, checked first
 	tokens []string // the tokens the load rotates (none: the bare handler)
+	rate   int      // > 0: paced at this many requests a second (runPaced), not by wrk
+	keys   []string // the bearer keys a paced load takes turns with
 }
 
 // result is what wrk measured.
@@ -73,8 +75,12 @@ var (
 	p99Re    = regexp.MustCompile(`(?m)^\s+99%\s+(\S+)`)
 )
 
-// run runs wrk for c.duration; with pid > 0 it samples that process's RSS.
+// run runs wrk for c.duration (a paced load: runPaced); with pid > 0 it
+// samples that process's RSS.
 func (l load) run(ctx context.Context, c config, pid int) (result, error) {
+	if l.rate > 0 {
+		return runPaced(ctx, l.server.url, l.probe.path, l.keys, l.rate, cmp.Or(l.conns, c.conns), c.duration)
+	}
 	path := filepath.Join(c.work, nonWord.ReplaceAllString(l.name, "_")+".lua")
 	if err := os.WriteFile(path, []byte(l.script), 0o600); err != nil {
 		return result{}, err
