@@ -111,11 +111,9 @@ func (m *MCP) visibleTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	if !ok || outer.method != string(mcp.MethodToolsList) {
 		return tools
 	}
-	scopes := outer.cred.EffectiveScopes()
 	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
 		s, ok := m.byName[t.Name]
-		return !ok || outer.toolsets != nil && !outer.toolsets[s.toolset] ||
-			len(s.permissions) > 0 && !resources.HasAny(scopes, s.permissions)
+		return !ok || outer.toolsets != nil && !outer.toolsets[s.toolset] || !outer.cred.Holds(s.permissions...)
 	})
 }
 
