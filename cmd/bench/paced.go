@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -47,9 +48,18 @@ func runPaced(ctx context.Context, base, path string, keys []string, rate, conns
 	slices.Sort(lat)
 	r := result{requests: len(lat), non2xx: non2xx, rps: float64(len(lat)) / d.Seconds(), cpu: cpuTimes{}}
 	if len(lat) > 0 {
-		r.p50, r.p99 = lat[len(lat)/2].String(), lat[len(lat)*99/100].String()
+		r.p50, r.p99 = latency(lat[len(lat)/2]), latency(lat[len(lat)*99/100])
 	}
 	return r, ctx.Err()
+}
+
+// latency writes d as wrk writes its latencies: microseconds under a
+// millisecond, else milliseconds, two decimals.
+func latency(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.2fus", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 }
 
 // pacedWorker sends one connection's requests, each at its moment (first,

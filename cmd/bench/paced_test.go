@@ -57,3 +57,12 @@ func TestRunPaced_LatencyCountsFromTheScheduledMoment(t *testing.T) {
 		})
 	}
 }
+
+func TestLatency_WrittenAsWrkWritesIt(t *testing.T) {
+	for d, want := range map[time.Duration]string{594941 * time.Nanosecond: "594.94us",
+		1698902 * time.Nanosecond: "1.70ms", 12 * time.Millisecond: "12.00ms"} {
+		if got := latency(d); got != want {
+			t.Errorf("latency(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
