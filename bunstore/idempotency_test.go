@@ -2,7 +2,6 @@ package bunstore_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 
@@ -96,11 +95,11 @@ func checkKey(t *testing.T, store *bunstore.Store, req resources.IdempotencyRequ
 
 func checkCode(t *testing.T, err error, want string) {
 	t.Helper()
-	var e *resources.Error
+	e, ok := resources.AsError(err)
 	switch {
 	case want == "" && err != nil:
 		t.Fatalf("unexpected error: %v", err)
-	case want != "" && (!errors.As(err, &e) || e.Code != want):
+	case want != "" && (!ok || e.Code != want):
 		t.Fatalf("error %v, want %s", err, want)
 	}
 }
