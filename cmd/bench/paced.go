@@ -74,7 +74,7 @@ func pacedWorker(ctx context.Context, client *http.Client, url string, keys []st
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil) // a constant, valid URL
 		if len(keys) > 0 {
 			req.Header.Set("Authorization", "Bearer "+keys[turn%len(keys)])
-			turn += 7
+			turn += 7 // a stride, so the connections (each from its own turn) do not send one key together
 		}
 		res, err := client.Do(req)
 		if err == nil {
