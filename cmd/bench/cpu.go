@@ -10,7 +10,8 @@ import (
 
 // cpuTimes is CPU time spent by each side of a load: "server" (the process
 // loaded), "postgres" (backends connected to the bench database), "redis"
-// (redis-server processes) and "wrk" (the client, from its rusage).
+// (redis-server processes) and "wrk" (the client: wrk from its rusage, or
+// this process for a paced load).
 type cpuTimes map[string]time.Duration
 
 // cpuSample is the CPU time of each process of a side, by pid.

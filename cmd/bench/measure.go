@@ -141,6 +141,11 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return err
 	}
 	defer bare200.stop()
+	bare200h, err := start(ctx, c, "bare200h", nil, "/", self, "bare200", "-headers")
+	if err != nil {
+		return err
+	}
+	defer bare200h.stop()
 	srv, err := startServer(ctx, c, w, server, "")
 	if err != nil {
 		return err
@@ -170,7 +175,8 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return runStep(ctx, c, r, s)
 	}
 	for range max(1, c.rounds) { // fresh tokens and POST keys each round
-		all := append(steps(bare, srv, w.depthCursor, pool), verifySteps(bare200, srv, w.gatewayValues)...)
+		all := append(steps(bare, srv, w.depthCursor, pool), verifySteps(bare200, bare200h, srv,
+			w.gatewayValues)...)
 		all = append(all, pacedVerifySteps(bare200, srv, w.gatewayValues)...)
 		for _, s := range all {
 			if err := run(s); err != nil {
@@ -214,12 +220,15 @@ func steps(bare, srv *process, depthCursor string, pool func(string, int) []stri
 }
 
 // verifySteps are the loads of /ai-gateway/verify beside its bare
-// reference: the same requests (a random live key of values each), the
-// server's RSS sampled during its load.
-func verifySteps(bare200, srv *process, values []string) []step {
+// references: the same requests (a random live key of values each), the
+// server's RSS sampled during its load. bare200h writes the headers of
+// verify's answer (see bare200Handler).
+func verifySteps(bare200, bare200h, srv *process, values []string) []step {
 	script, p := verifyScript(values), probe{path: resources.GatewayVerifyPath, token: values[0]}
 	return []step{
 		{"bare200", load{name: "bare net/http 200 (same requests)", server: bare200, script: script, probe: p}, 0},
+		{"bare200h", load{name: "bare net/http 200 with verify's four headers (same requests)",
+			server: bare200h, script: script, probe: p}, 0},
 		{"verify", load{name: "platformapi /ai-gateway/verify, 10,000 live keys", server: srv, script: script,
 			probe: p}, srv.cmd.Process.Pid},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -21,36 +22,59 @@ const pacedRate = 5000
 
 // runPaced sends GET path with a bearer key of keys (taking turns) to the
 // load's server at rate requests a second over conns connections for d.
-// Connection i sends its k-th request at start + (k·conns + i)/rate, and a
-// latency counts from that moment: an answer that makes later requests late
-// counts their wait too (no coordinated omission).
+// The k-th request is due at start + k/rate; one pacer hands each moment to
+// a connection that is free, and a latency counts from that moment: an
+// answer that keeps every connection busy makes the requests due meanwhile
+// late, and their wait counts too (no coordinated omission).
 func runPaced(ctx context.Context, base, path string, keys []string, rate, conns int,
 	d time.Duration) (result, error) {
 	tr := &http.Transport{MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	interval := time.Second * time.Duration(conns) / time.Duration(rate)
-	start := time.Now().Add(50 * time.Millisecond)
+	due := make(chan moment, conns)
 	var mu sync.Mutex
 	var lat []time.Duration
 	non2xx := 0
 	var wg sync.WaitGroup
-	for i := range conns {
+	cpu0 := selfCPU()
+	for range conns {
 		wg.Go(func() {
-			mine, bad := pacedWorker(ctx, client, base+path, keys, start.Add(interval*time.Duration(i)/
-				time.Duration(conns)), interval, start.Add(d), i)
+			mine, bad := pacedWorker(ctx, client, base+path, keys, due)
 			mu.Lock()
 			lat, non2xx = append(lat, mine...), non2xx+bad
 			mu.Unlock()
 		})
 	}
+	pace(ctx, time.Now().Add(50*time.Millisecond), time.Second/time.Duration(rate), d, due)
 	wg.Wait()
 	slices.Sort(lat)
-	r := result{requests: len(lat), non2xx: non2xx, rps: float64(len(lat)) / d.Seconds(), cpu: cpuTimes{}}
+	// The client's column is this process's CPU: it sent the load.
+	r := result{requests: len(lat), non2xx: non2xx, rps: float64(len(lat)) / d.Seconds(),
+		cpu: cpuTimes{"wrk": selfCPU() - cpu0}}
 	if len(lat) > 0 {
 		r.p50, r.p99 = latency(lat[len(lat)/2]), latency(lat[len(lat)*99/100])
 	}
 	return r, ctx.Err()
+}
+
+// moment is a request's due time and its place in the load.
+type moment struct {
+	at time.Time
+	k  int
+}
+
+// pace sends due the moments from start, every interval, for d, each when
+// it comes (on its own thread, see sleepUntil), then closes due. Handing a
+// moment over waits while every connection is busy.
+func pace(ctx context.Context, start time.Time, interval, d time.Duration, due chan<- moment) {
+	defer close(due)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	end := start.Add(d)
+	for k, at := 0, start; at.Before(end) && ctx.Err() == nil; k, at = k+1, at.Add(interval) {
+		sleepUntil(at)
+		due <- moment{at: at, k: k}
+	}
 }
 
 // latency writes d as wrk writes its latencies: microseconds under a
@@ -62,19 +86,18 @@ func latency(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 }
 
-// pacedWorker sends one connection's requests, each at its moment (first,
-// then every interval until end), and returns their latencies and how many
-// answers were not 2xx (a failed request counts as one).
-func pacedWorker(ctx context.Context, client *http.Client, url string, keys []string, first time.Time,
-	interval time.Duration, end time.Time, turn int) ([]time.Duration, int) {
+// pacedWorker sends one connection's requests, each as its moment is
+// handed over, until due closes, and returns their latencies (from the
+// moment) and how many answers were not 2xx (a failed request counts as one).
+func pacedWorker(ctx context.Context, client *http.Client, url string, keys []string,
+	due <-chan moment) ([]time.Duration, int) {
 	var lat []time.Duration
 	bad := 0
-	for at := first; at.Before(end) && ctx.Err() == nil; at = at.Add(interval) {
-		time.Sleep(time.Until(at))
+	for m := range due {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil) // a constant, valid URL
 		if len(keys) > 0 {
-			req.Header.Set("Authorization", "Bearer "+keys[turn%len(keys)])
-			turn += 7 // a stride, so the connections (each from its own turn) do not send one key together
+			// A stride, so requests close together do not send one key.
+			req.Header.Set("Authorization", "Bearer "+keys[m.k*7%len(keys)])
 		}
 		res, err := client.Do(req)
 		if err == nil {
@@ -84,7 +107,7 @@ func pacedWorker(ctx context.Context, client *http.Client, url string, keys []st
 		if err != nil || res.StatusCode >= 300 {
 			bad++
 		}
-		lat = append(lat, time.Since(at))
+		lat = append(lat, time.Since(m.at))
 	}
 	return lat, bad
 }

@@ -47,6 +47,9 @@ func TestRunPaced_LatencyCountsFromTheScheduledMoment(t *testing.T) {
 			if err != nil || r.requests < 190 || r.requests > 200 || len(keys) != 2 {
 				t.Fatalf("%d requests, keys %v, %v", r.requests, keys, err)
 			}
+			if r.cpu["wrk"] <= 0 { // the client's CPU: this process sent the load
+				t.Fatalf("client CPU %v, want the time this process spent", r.cpu["wrk"])
+			}
 			if (r.non2xx == r.requests) != tt.wantNon2xx || !tt.wantNon2xx && r.non2xx != 0 {
 				t.Fatalf("non-2xx %d of %d", r.non2xx, r.requests)
 			}

@@ -121,10 +121,11 @@ func (r *report) print(w io.Writer) {
 }
 
 // printCPU shows the CPU each side spent per request: on a machine whose
-// cores all sides share, their sum bounds the throughput.
+// cores all sides share, their sum bounds the throughput. The client is wrk,
+// or this process for a paced load (runPaced).
 func (r *report) printCPU(w io.Writer) {
 	fmt.Fprint(w, "\nCPU per request (µs), by process:\n\n")
-	fmt.Fprintln(w, "| load | server | PostgreSQL | Redis | wrk | sum |")
+	fmt.Fprintln(w, "| load | server | PostgreSQL | Redis | client | sum |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, k := range r.keys {
 		res := r.results[k]
@@ -166,6 +167,10 @@ func (r *report) printVerifyTargets(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "| /ai-gateway/verify vs bare net/http 200 | %s | ≥ 0.80 |\n", r.ratio("verify", "bare200"))
+	fmt.Fprintf(w, "| /ai-gateway/verify vs bare 200 with its four headers | %s | (a bound) |\n",
+		r.ratio("verify", "bare200h"))
+	fmt.Fprintf(w, "| bare 200 with verify's four headers vs bare 200 | %s | (a bound) |\n",
+		r.ratio("bare200h", "bare200"))
 	fmt.Fprintf(w, "| /ai-gateway/verify p99 | %s | ≤ 2 ms |\n", p99)
 	paced := notComparable
 	if pv, pb := r.results["verify-paced"], r.results["bare200-paced"]; pv.valid() && pb.valid() {
