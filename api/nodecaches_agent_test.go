@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"platformapi/api/apitest"
+	"platformapi/bunstore"
 	"platformapi/resources"
 	"platformapi/resources/nodeagent"
 	"platformapi/resources/testkit"
@@ -210,4 +212,44 @@ func TestAINodes_CacheFileSystemBytesFromTheAgent_NullWithoutOne(t *testing.T) {
 		n := e.Do("GET", "/api/v1/ai/nodes/gpu-02", tok, nil).JSON(t)
 		return n["cache_fs_free_bytes"] == nil && n["agent_url"] != nil
 	})
+}
+
+// TestNodeCaches_Copy_WorkerStoppedWhileWatching_StopsCleanlyAnotherWorkerFinishes:
+// stopping the worker while a job watches a copy (a minute at a time) does
+// not wait for the watch: the job is cancelled after the soft stop and
+// Stop returns cleanly, the operation stays running (the copy goes on on
+// the node), and the next worker finishes it without copying a byte twice.
+func TestNodeCaches_Copy_WorkerStoppedWhileWatching_StopsCleanlyAnotherWorkerFinishes(t *testing.T) {
+	policy := bunstore.AgentPolicy{Poll: 20 * time.Millisecond, Backoff: 10 * time.Millisecond, Attempts: 3,
+		Watch: time.Minute}
+	e, tok, agents := agentEnv(t, apitest.Options{AgentPolicy: policy}, nodeagent.Config{MaxBytesPerSecond: 16 << 10})
+	model := cacheModel(t, e, "org/model", true)
+	op := copyToNode(t, e, tok, "gpu-01", model)
+	opPath := "/api/v1/operations/" + op["id"].(string)
+	testkit.Eventually(t, 0, "the copy runs", func() bool {
+		p, _ := e.Do("GET", opPath, tok, nil).JSON(t)["progress"].(map[string]any)
+		return p != nil && p["bytes_done"].(float64) > 0
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.Worker.Stop(ctx); err != nil {
+		t.Fatalf("stopping the worker while a copy is watched: %v", err)
+	}
+	if status := e.Do("GET", opPath, tok, nil).JSON(t)["status"]; status != "running" {
+		t.Fatalf("after the stop the operation is %v, want running", status)
+	}
+	next, err := e.Store.NewWorker(bunstore.WorkerConfig{Agents: e.Fleet, AgentPolicy: policy,
+		PollInterval: 20 * time.Millisecond, ReconcileInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = next.StopAndCancel(context.WithoutCancel(ctx)) })
+	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
+	assertCopied(t, agents["gpu-01"], "org/model")
+	if read := agents["gpu-01"].BytesRead(); read != modelBytes("org/model") {
+		t.Fatalf("the agent read %d bytes for a %d-byte model", read, modelBytes("org/model"))
+	}
 }

@@ -104,6 +104,7 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 		FetchCooldown:        min(cmpOr(cfg.PollInterval, time.Second), 100*time.Millisecond),
 		Logger:               cfg.Logger,
 		Middleware:           s.jobMiddleware(),
+		SoftStopTimeout:      softStopTimeout,
 	})
 	if err != nil {
 		return nil, err
@@ -114,6 +115,13 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 	}
 	return w, nil
 }
+
+// softStopTimeout is how long stopping the worker lets running jobs go on
+// before it cancels them. Every job commits its effect with its completion
+// and a cancelled one is retried by the next worker, so nothing is lost;
+// without it a job watching a node agent's copy (a minute an attempt) held
+// every shutdown for as long as Stop allowed.
+const softStopTimeout = 2 * time.Second
 
 // workers are the job kinds the worker runs.
 func (s *Store) workers(cfg WorkerConfig) *river.Workers {
@@ -146,7 +154,8 @@ func (w *Worker) Start(ctx context.Context) error {
 	return w.client.Start(ctx)
 }
 
-// Stop lets running jobs finish (bounded by ctx) and stops.
+// Stop lets running jobs go on for softStopTimeout, cancels the rest (they
+// are retried later) and stops, bounded by ctx.
 func (w *Worker) Stop(ctx context.Context) error {
 	defer w.stopSub()
 	return w.client.Stop(ctx)
