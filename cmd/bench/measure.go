@@ -125,37 +125,91 @@ type step struct {
 	pid int
 }
 
+// references are the bare servers the loads are measured beside.
+type references struct {
+	bare     *process // chi + pgx on the GET's query
+	bare200  *process // net/http answering 200
+	bare200h *process // the same, writing verify's four headers
+}
+
+// startReferences starts the bare servers (self is this bench's binary);
+// on failure none is left running.
+func startReferences(ctx context.Context, c config, w *world, self string) (refs references, err error) {
+	defer func() {
+		if err != nil {
+			refs.stop()
+		}
+	}()
+	if refs.bare, err = start(ctx, c, "bare", nil, "/ai/models/1", self, "bare", "--database-url", w.dsn); err != nil {
+		return refs, err
+	}
+	if refs.bare200, err = start(ctx, c, "bare200", nil, "/", self, "bare200"); err != nil {
+		return refs, err
+	}
+	refs.bare200h, err = start(ctx, c, "bare200h", nil, "/", self, "bare200", "-headers")
+	return refs, err
+}
+
+// stop stops the reference servers that run.
+func (refs references) stop() {
+	for _, p := range []*process{refs.bare, refs.bare200, refs.bare200h} {
+		if p != nil {
+			p.stop()
+		}
+	}
+}
+
 // measure runs every load and fills the report.
 func measure(ctx context.Context, c config, w *world, r *report) error {
 	server, self, err := build(c)
 	if err != nil {
 		return err
 	}
-	bare, err := start(ctx, c, "bare", nil, "/ai/models/1", self, "bare", "--database-url", w.dsn)
+	refs, err := startReferences(ctx, c, w, self)
 	if err != nil {
 		return err
 	}
-	defer bare.stop()
-	bare200, err := start(ctx, c, "bare200", nil, "/", self, "bare200")
-	if err != nil {
-		return err
-	}
-	defer bare200.stop()
-	bare200h, err := start(ctx, c, "bare200h", nil, "/", self, "bare200", "-headers")
-	if err != nil {
-		return err
-	}
-	defer bare200h.stop()
+	defer refs.stop()
 	srv, err := startServer(ctx, c, w, server, "")
 	if err != nil {
 		return err
 	}
 	defer func() { srv.stop() }()
-	selected := func(key string) bool {
-		return c.only == "" || slices.Contains(strings.Split(c.only, ","), key)
+	pool := tokenPool(ctx, c, w)
+	run := func(s step) error {
+		if !c.selected(s.key) {
+			return nil
+		}
+		return runStep(ctx, c, r, s)
 	}
-	pool := func(key string, cost int) []string {
-		if !selected(key) {
+	for range max(1, c.rounds) { // fresh tokens and POST keys each round
+		all := append(steps(refs.bare, srv, w.depthCursor, pool),
+			verifySteps(refs.bare200, refs.bare200h, srv, w.gatewayValues)...)
+		all = append(all, pacedVerifySteps(refs.bare200, srv, w.gatewayValues)...)
+		for _, s := range all {
+			if err := run(s); err != nil {
+				return err
+			}
+		}
+	}
+	if !c.modes || c.only != "" {
+		return nil
+	}
+	return measureModes(ctx, c, w, server, &srv, pool, run)
+}
+
+// selected reports whether -only selects the load key (every load
+// without -only).
+func (c config) selected(key string) bool {
+	return c.only == "" || slices.Contains(strings.Split(c.only, ","), key)
+}
+
+// tokenPool mints the tokens of a load: enough for its length at its
+// cost, at least rssLiveTokens for the memory load, none for a load -only
+// leaves out.
+func tokenPool(ctx context.Context, c config, w *world) func(key string, cost int) []string {
+	return func(key string, cost int) []string {
+		if !c.selected(key) {
 			return []string{""} // the load does not run: no tokens to mint
 		}
 		n := poolSize(c.duration, cost)
@@ -168,26 +222,6 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		}
 		return t
 	}
-	run := func(s step) error {
-		if !selected(s.key) {
-			return nil
-		}
-		return runStep(ctx, c, r, s)
-	}
-	for range max(1, c.rounds) { // fresh tokens and POST keys each round
-		all := append(steps(bare, srv, w.depthCursor, pool), verifySteps(bare200, bare200h, srv,
-			w.gatewayValues)...)
-		all = append(all, pacedVerifySteps(bare200, srv, w.gatewayValues)...)
-		for _, s := range all {
-			if err := run(s); err != nil {
-				return err
-			}
-		}
-	}
-	if !c.modes || c.only != "" {
-		return nil
-	}
-	return measureModes(ctx, c, w, server, &srv, pool, run)
 }
 
 // steps are the loads of a run, in order: the audit pages before the POSTs
