@@ -133,9 +133,24 @@ func (a *answerBuffer) appendCallResult(resp mcp.JSONRPCMessage) bool {
 		a.b.WriteString(strconv.Itoa(rate.ResetSeconds))
 		a.b.WriteString(`}},`)
 	}
+	a.appendTextContents(res.Content)
+	if res.IsError {
+		a.b.WriteString(`,"isError":true`)
+	}
+	if raw := bytes.TrimSpace(res.RawStructuredContent); len(raw) > 0 {
+		a.b.WriteString(`,"structuredContent":`)
+		json.HTMLEscape(&a.b, raw)
+	}
+	a.b.WriteString("}}\n")
+	return true
+}
+
+// appendTextContents appends the "content" member of text contents (as
+// plainResult checked them) as encoding/json writes it.
+func (a *answerBuffer) appendTextContents(contents []mcp.Content) {
 	a.b.WriteString(`"content":[`)
-	for i, c := range res.Content {
-		t := c.(mcp.TextContent) // plainResult checked
+	for i, c := range contents {
+		t := c.(mcp.TextContent)
 		if i > 0 {
 			a.b.WriteByte(',')
 		}
@@ -146,15 +161,6 @@ func (a *answerBuffer) appendCallResult(resp mcp.JSONRPCMessage) bool {
 		a.b.WriteByte('}')
 	}
 	a.b.WriteByte(']')
-	if res.IsError {
-		a.b.WriteString(`,"isError":true`)
-	}
-	if raw := bytes.TrimSpace(res.RawStructuredContent); len(raw) > 0 {
-		a.b.WriteString(`,"structuredContent":`)
-		json.HTMLEscape(&a.b, raw)
-	}
-	a.b.WriteString("}}\n")
-	return true
 }
 
 // value appends v as encoding/json encodes it.

@@ -5,7 +5,6 @@ package apitest
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -158,52 +157,23 @@ var Unconfigured = resources.Pepper("x")
 // New starts an Env: database, store, administrator, API enabled, server.
 func New(t testing.TB, o Options) *Env {
 	t.Helper()
-	ctx := context.Background()
 	e := &Env{T: t}
-	st := bunstore.NewStore(e.openDB(o))
 	pepper := o.Pepper
 	if pepper == nil {
 		pepper = Pepper
 	}
-	e.Store, e.Portal = st, bunstore.TokenMinter{Store: st, Pepper: pepper}
-	st.SetTracing(o.Tracing)
-	e.Fleet, e.StoreRoot = nodeagent.NewFleet(st, nodeagent.NewClient(o.Tracing.Client()), pepper), t.TempDir()
-	e.Clock, e.logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &testkit.LockedBuffer{}, codehostsim.New(),
-		monitoringsim.New()
-	st.SetClock(e.Clock.Now)
-	if _, err := e.Portal.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: AdminEmail, DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
-		t.Fatal(err)
-	}
-	if !o.Disabled {
-		if _, err := e.Portal.SetAPIEnabled(ctx, resources.Actor{Label: AdminEmail}, true); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !o.NoLicence {
-		e.InstallLicence(licencetest.Payload(e.InstallationID(), e.Clock.Now()))
-	}
-	key, err := st.ServerKey(ctx, "cursor")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.openStore(o, pepper)
+	e.seed(o)
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: o.LogLevel}))
-	e.Lookups = &CountingCredentials{Credentials: st}
-	e.Metrics = prometheus.NewRegistry()
-	cfg := api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now,
-		LicenceKeys: []ed25519.PublicKey{licencetest.PublicKey()}, Metrics: e.Metrics, MetricsGatherer: e.Metrics,
-		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout, Networks: o.Networks,
-		GatewayKeyRecheck: o.GatewayKeyRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush,
-		TrustedProxies: o.TrustedProxies, Tracing: o.Tracing}
-	if o.CredentialCache > 0 {
-		cfg.CredentialCache = api.NewCredentialCache(o.CredentialCache, e.Clock.Now, nil)
-	}
-	e.Server = api.New(cfg,
-		api.Services{Settings: st, Credentials: e.Lookups, Tokens: st, Audit: st, Idempotency: idem(o, st),
-			Customers: st, Tenants: st, Users: st, CodeHost: codeHost(o, e.VCS), Operations: st, Projects: st,
-			Releases: st, AIModels: st, AIGateway: st, AINodes: st, NodeCaches: st, Monitoring: monitor(o, e.Monitor),
-			NodeAgents: e.Fleet, Licences: st, Brands: st, Readiness: st})
+	e.Server = api.New(e.serverConfig(o, pepper, logger),
+		api.Services{Settings: e.Store, Credentials: e.Lookups, Tokens: e.Store, Audit: e.Store,
+			Idempotency: idem(o, e.Store), Customers: e.Store, Tenants: e.Store, Users: e.Store,
+			CodeHost: codeHost(o, e.VCS), Operations: e.Store, Projects: e.Store, Releases: e.Store,
+			AIModels: e.Store, AIGateway: e.Store, AINodes: e.Store, NodeCaches: e.Store,
+			Monitoring: monitor(o, e.Monitor), NodeAgents: e.Fleet, Licences: e.Store, Brands: e.Store,
+			Readiness: e.Store})
 	if !o.NoChangeFeed {
-		st.SetChangePublisher(localFeed{e.Server})
+		e.Store.SetChangePublisher(localFeed{e.Server})
 	}
 	if o.Mount != nil {
 		o.Mount(e.Server)
@@ -215,17 +185,52 @@ func New(t testing.TB, o Options) *Env {
 	return e
 }
 
-// runGatewayKeys loads the view of live gateway keys and keeps it current
-// until the test ends (after the HTTP server closed: the last uses are
-// written then).
-func (e *Env) runGatewayKeys() {
-	if err := e.Server.LoadGatewayKeys(context.Background()); err != nil {
+// openStore opens the Env's store over its own database with the clock,
+// the token-minting portal, the fleet of node agents and the simulators.
+func (e *Env) openStore(o Options, pepper resources.Pepper) {
+	st := bunstore.NewStore(e.openDB(o))
+	e.Store, e.Portal = st, bunstore.TokenMinter{Store: st, Pepper: pepper}
+	st.SetTracing(o.Tracing)
+	e.Fleet, e.StoreRoot = nodeagent.NewFleet(st, nodeagent.NewClient(o.Tracing.Client()), pepper), e.T.TempDir()
+	e.Clock, e.logs, e.VCS, e.Monitor = &Clock{t: time.Now().UTC()}, &testkit.LockedBuffer{}, codehostsim.New(),
+		monitoringsim.New()
+	e.Lookups, e.Metrics = &CountingCredentials{Credentials: st}, prometheus.NewRegistry()
+	st.SetClock(e.Clock.Now)
+}
+
+// seed creates the administrator and, unless the options say otherwise,
+// turns the API on and installs a valid licence.
+func (e *Env) seed(o Options) {
+	ctx := context.Background()
+	if _, err := e.Portal.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: AdminEmail,
+		DisplayName: "Admin", Roles: []string{"admin"}}); err != nil {
 		e.T.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); e.Server.RunGatewayKeys(ctx) }()
-	e.T.Cleanup(func() { cancel(); <-done })
+	if !o.Disabled {
+		if _, err := e.Portal.SetAPIEnabled(ctx, resources.Actor{Label: AdminEmail}, true); err != nil {
+			e.T.Fatal(err)
+		}
+	}
+	if !o.NoLicence {
+		e.InstallLicence(licencetest.Payload(e.InstallationID(), e.Clock.Now()))
+	}
+}
+
+// serverConfig is the API's configuration under the options.
+func (e *Env) serverConfig(o Options, pepper resources.Pepper, logger *slog.Logger) api.Config {
+	key, err := e.Store.ServerKey(context.Background(), "cursor")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	cfg := api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now,
+		LicenceKeys: []ed25519.PublicKey{licencetest.PublicKey()}, Metrics: e.Metrics, MetricsGatherer: e.Metrics,
+		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout, Networks: o.Networks,
+		GatewayKeyRecheck: o.GatewayKeyRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush,
+		TrustedProxies: o.TrustedProxies, Tracing: o.Tracing}
+	if o.CredentialCache > 0 {
+		cfg.CredentialCache = api.NewCredentialCache(o.CredentialCache, e.Clock.Now, nil)
+	}
+	return cfg
 }
 
 // openDB opens the test's database with the options' statement timeout,
@@ -241,38 +246,6 @@ func (e *Env) openDB(o Options) *bun.DB {
 	}
 	e.T.Cleanup(func() { _ = db.Close() })
 	return db
-}
-
-// localFeed delivers the store's changes to the server in-process.
-type localFeed struct{ srv *api.Server }
-
-// Publish implements resources.ChangePublisher.
-func (f localFeed) Publish(_ context.Context, c resources.Change) { f.srv.Changed(c) }
-
-// startWorker runs the background worker with the simulated pipeline until
-// the test ends.
-func (e *Env) startWorker(logger *slog.Logger, o Options) {
-	e.Pipeline = pipelinesim.New(e.Store, 0, pipelinesim.WithLogger(logger))
-	policy := o.AgentPolicy
-	if policy == (bunstore.AgentPolicy{}) {
-		policy = bunstore.AgentPolicy{Poll: 20 * time.Millisecond, Backoff: 10 * time.Millisecond, Attempts: 3}
-	}
-	w, err := e.Store.NewWorker(bunstore.WorkerConfig{Pipeline: e.Pipeline, PollInterval: 20 * time.Millisecond, Logger: logger,
-		Metrics: e.Metrics, Agents: e.Fleet, AgentPolicy: policy,
-		ReconcileInterval: cmp.Or(o.ReconcileInterval, time.Hour)})
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	if err := w.Start(context.Background()); err != nil {
-		e.T.Fatal(err)
-	}
-	e.Worker = w
-	e.T.Cleanup(func() {
-		e.Pipeline.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = w.StopAndCancel(ctx)
-	})
 }
 
 // InstallationID is the installation id of the Env's database.

@@ -127,28 +127,13 @@ func (m *Main) sweepExpired(ctx context.Context, interval time.Duration) {
 // probes and (unless it has its own listener) /metrics, registering the
 // API's metrics on reg.
 func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Registry) (http.Handler, error) {
-	key, err := m.store.ServerKey(ctx, "cursor")
-	if err != nil {
-		return nil, err
-	}
 	verifier, err := m.licenceVerifier(o.Demo)
 	if err != nil {
 		return nil, err
 	}
-	var gatherer prometheus.Gatherer = reg
-	if o.MetricsAddr != "" {
-		gatherer = nil
-	}
-	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
-		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
-		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies,
-		Tracing: m.tracing}
-	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
-	if m.shared != nil {
-		m.shared.Register(reg)
-		cfg.Limiter, cfg.AuthFailures = m.shared, m.shared.AuthFailures()
-	} else {
-		m.feed.Register(reg)
+	cfg, err := m.apiConfig(ctx, o, reg, verifier)
+	if err != nil {
+		return nil, err
 	}
 	monitor, err := m.monitor(ctx, o)
 	if err != nil {
@@ -159,8 +144,7 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 			Idempotency: m.store, Customers: m.store, Tenants: m.store, Users: m.store, CodeHost: m.codeHost(o),
 			Operations: m.store, Projects: m.store, Releases: m.store, AIModels: m.store, AIGateway: m.store,
 			AINodes: m.store, NodeCaches: m.store, Monitoring: monitor, NodeAgents: m.fleet, Licences: m.store,
-			Brands:    m.store,
-			Readiness: m.store})
+			Brands: m.store, Readiness: m.store})
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err
 	}
@@ -177,6 +161,33 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 		return nil, err
 	}
 	return srv.Router(), nil
+}
+
+// apiConfig is the API's configuration under o: its cursor key, licence
+// keys, credential cache, and the Redis-shared limits (or the PostgreSQL
+// change feed) with their metrics on reg.
+func (m *Main) apiConfig(ctx context.Context, o ServeOptions, reg *prometheus.Registry,
+	verifier resources.LicenceVerifier) (api.Config, error) {
+	key, err := m.store.ServerKey(ctx, "cursor")
+	if err != nil {
+		return api.Config{}, err
+	}
+	var gatherer prometheus.Gatherer = reg
+	if o.MetricsAddr != "" {
+		gatherer = nil
+	}
+	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
+		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
+		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies,
+		Tracing: m.tracing}
+	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
+	if m.shared != nil {
+		m.shared.Register(reg)
+		cfg.Limiter, cfg.AuthFailures = m.shared, m.shared.AuthFailures()
+	} else {
+		m.feed.Register(reg)
+	}
+	return cfg, nil
 }
 
 // mountPortal mounts the people's portal at /portal/ on the root router,

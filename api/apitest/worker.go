@@ -1,0 +1,58 @@
+package apitest
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"platformapi/api"
+	"platformapi/bunstore"
+	"platformapi/resources"
+	"platformapi/resources/pipelinesim"
+)
+
+// runGatewayKeys loads the view of live gateway keys and keeps it current
+// until the test ends (after the HTTP server closed: the last uses are
+// written then).
+func (e *Env) runGatewayKeys() {
+	if err := e.Server.LoadGatewayKeys(context.Background()); err != nil {
+		e.T.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Server.RunGatewayKeys(ctx) }()
+	e.T.Cleanup(func() { cancel(); <-done })
+}
+
+// localFeed delivers the store's changes to the server in-process.
+type localFeed struct{ srv *api.Server }
+
+// Publish implements resources.ChangePublisher.
+func (f localFeed) Publish(_ context.Context, c resources.Change) { f.srv.Changed(c) }
+
+// startWorker runs the background worker with the simulated pipeline until
+// the test ends.
+func (e *Env) startWorker(logger *slog.Logger, o Options) {
+	e.Pipeline = pipelinesim.New(e.Store, 0, pipelinesim.WithLogger(logger))
+	policy := o.AgentPolicy
+	if policy == (bunstore.AgentPolicy{}) {
+		policy = bunstore.AgentPolicy{Poll: 20 * time.Millisecond, Backoff: 10 * time.Millisecond, Attempts: 3}
+	}
+	w, err := e.Store.NewWorker(bunstore.WorkerConfig{Pipeline: e.Pipeline, PollInterval: 20 * time.Millisecond, Logger: logger,
+		Metrics: e.Metrics, Agents: e.Fleet, AgentPolicy: policy,
+		ReconcileInterval: cmp.Or(o.ReconcileInterval, time.Hour)})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if err := w.Start(context.Background()); err != nil {
+		e.T.Fatal(err)
+	}
+	e.Worker = w
+	e.T.Cleanup(func() {
+		e.Pipeline.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.StopAndCancel(ctx)
+	})
+}
