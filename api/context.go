@@ -133,9 +133,10 @@ func loggerFrom(ctx context.Context, fallback *slog.Logger) *slog.Logger {
 	return fallback
 }
 
-// newRequestID is a made request id: "req_" and 20 characters of the
+// NewRequestID is a made request id, as the server makes one for a request
+// without a usable X-Request-ID: "req_" and 20 characters of the
 // base32 alphabet (100 random bits), built in one allocation.
-func newRequestID() string {
+func NewRequestID() string {
 	var raw [13]byte
 	_, _ = rand.Read(raw[:]) // crypto/rand.Read does not fail (it crashes the program instead)
 	var b [4 + 24]byte       // 13 bytes are 21 base32 characters and 3 of padding
@@ -155,7 +156,7 @@ func requestIDMiddleware() func(http.Handler) http.Handler {
 			if f.id == "" {
 				f.id = r.Header.Get(requestIDKey)
 				if !requestIDPattern.MatchString(f.id) {
-					f.id = newRequestID()
+					f.id = NewRequestID()
 				}
 			}
 			w.Header().Set(requestIDKey, f.id)

@@ -25,7 +25,7 @@ func TestHeaderNames_CanonicalAndTheContractsNames(t *testing.T) {
 func TestNewRequestID_FormAndDistinct(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
-		id := newRequestID()
+		id := NewRequestID()
 		rest, ok := strings.CutPrefix(id, "req_")
 		if !ok || len(rest) != 20 || strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") != "" ||
 			!requestIDPattern.MatchString(id) || seen[id] {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"flag"
 	"fmt"
 	"log"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"platformapi/api"
 	"platformapi/resources"
 )
 
@@ -61,7 +60,7 @@ func runBare200(args []string) {
 
 // bare200Handler answers 200 with an empty body. With headers it first
 // writes what the contract and DESIGN require of verify's 200 and nothing
-// else: a new X-Request-ID (the form the server makes) and a key's id, name
+// else: a new X-Request-ID (made as the server makes it) and a key's id, name
 // and tier. It measures what the answer alone costs beside the bare 200:
 // the bound of any verify, before it finds the key, checks the network or
 // records the request.
@@ -73,13 +72,8 @@ func bare200Handler(headers bool) http.Handler {
 	}
 	id, name, tier := []string{"4711"}, []string{"bench key 4711"}, []string{"pro"}
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		var raw [13]byte
-		_, _ = rand.Read(raw[:])
-		var b [4 + 24]byte
-		copy(b[:], "req_")
-		base32.StdEncoding.Encode(b[4:], raw[:])
 		h := w.Header()
-		h["X-Request-Id"] = []string{string(b[:4+20])}
+		h["X-Request-Id"] = []string{api.NewRequestID()}
 		h[resources.GatewayKeyIDHeader], h[resources.GatewayKeyNameHeader] = id, name
 		h[resources.GatewayTierHeader] = tier
 		w.WriteHeader(http.StatusOK)
