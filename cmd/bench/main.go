@@ -78,7 +78,7 @@ func main() {
 	flag.IntVar(&c.conns, "c", 16, "wrk connections")
 	flag.IntVar(&c.threads, "t", 2, "wrk threads")
 	flag.BoolVar(&c.modes, "modes", true, "also measure GET under each pgx statement mode")
-	flag.StringVar(&c.only, "only", "", "run only these loads (keys: bare,get,mcp,post,keyed,audit1,"+
+	flag.StringVar(&c.only, "only", "", "run only these loads (keys: bare,get,baremcp,mcp,post,keyed,audit1,"+
 		"auditdeep,rss,bare200,bare200h,verify,bare200-paced,verify-paced)")
 	flag.StringVar(&c.server, "server-bin", "", "measure this platformapi binary (e.g. an older build) instead of building one")
 	flag.StringVar(&c.logLevel, "log-level", "info", "the server's --log-level (info: access log on, as the targets require)")

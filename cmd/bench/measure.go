@@ -235,6 +235,8 @@ func steps(bare, srv *process, depthCursor string, pool func(string, int) []stri
 			probe: probe{path: "/ai/models/1"}}, 0},
 		{"get", load{name: "platformapi GET /ai/models/{id}", server: srv, script: getScript("/api/v1/ai/models/", get),
 			probe: probe{path: "/api/v1/ai/models/1", token: get[0]}, tokens: get}, 0},
+		{"baremcp", load{name: "bare MCP (mcp-go) tools/call get-ai-model", server: bare,
+			script: mcpScript([]string{""}), probe: mcpProbe("")}, 0}, // no token: nothing checks one
 		{"mcp", load{name: "MCP tools/call get-ai-model", server: srv, script: mcpScript(mcp), probe: mcpProbe(mcp[0]),
 			tokens: mcp}, 0},
 		{"audit1", load{name: "GET /audit-events page 1", server: srv, script: fixedGetScript(auditQuery, a1),

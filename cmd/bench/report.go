@@ -144,6 +144,7 @@ func (r *report) printTargets(w io.Writer) {
 	fmt.Fprintln(w, "|---|---|---|")
 	fmt.Fprintf(w, "| GET vs bare chi+pgx | %s | ≥ 0.70 |\n", r.ratio("get", "bare"))
 	fmt.Fprintf(w, "| MCP tools/call vs REST GET | %s | ≥ 0.85 |\n", r.ratio("mcp", "get"))
+	fmt.Fprintf(w, "| bare MCP (mcp-go) vs bare GET | %s | (a bound) |\n", r.ratio("baremcp", "bare"))
 	fmt.Fprintf(w, "| keyed POST vs plain POST | %s | ≥ 0.77 |\n", r.ratio("keyed", "post"))
 	fmt.Fprintf(w, "| audit page at depth: time vs page 1 | %s | ≤ 1.5 |\n", r.inverse("auditdeep", "audit1"))
 	rss := notComparable
