@@ -13,9 +13,11 @@
 // seeds 100,000 catalogue rows, 1,000,000 audit events and 10,000 live
 // AI gateway keys, builds the server,
 // and runs it with Redis (-redis-url, default redis://127.0.0.1:6379/15)
-// when Redis answers. `bench bare` (chi + pgx) and `bench bare200` (a bare
-// net/http handler answering 200, the reference of /ai-gateway/verify) are
-// the reference servers it starts.
+// when Redis answers. The reference servers it starts: `bench bare` (chi +
+// pgx on the GET's query; on POST /mcp the same read as a tool call through
+// mcp-go alone), `bench bare200` (a bare net/http handler answering 200,
+// the reference of /ai-gateway/verify) and `bench bare200 -headers` (the
+// same writing the four headers verify's answer carries).
 package main
 
 import (
