@@ -23,29 +23,30 @@ import (
 // the logs.
 func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	opts := &Options{}
-	var logLevel, frozen string
+	g := &globalInput{}
 	root := &cobra.Command{
 		Use: "platformapi", Short: "Management API server of a cloud platform installation",
 		SilenceUsage: true, SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyEnv(cmd, os.Getenv); err != nil {
-				return err
-			}
-			var lvl slog.Level
-			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
-				return err
-			}
-			logs := errOut
-			if cmd.Name() == "serve" {
-				logs, opts.stopLogs = bufferedLog(errOut)
-			}
-			opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: lvl}))
-			if cmd.Name() == "eval" && !cmd.Flags().Changed("log-level") {
-				opts.Logger = quietLogger(errOut)
-			}
-			return parseFrozenClock(frozen, &opts.FrozenClock)
-		},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return g.apply(cmd, opts, errOut) },
 	}
+	g.flags(root, opts)
+	root.Version = readBuildInfo().String() // --version
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetOut(out)
+	root.AddCommand(serveCommand(opts, out), migrateCommand(opts, out), portalCommand(opts, out), evalCommand(opts, out),
+		versionCommand(out), nodeAgentCommand(opts))
+	for _, c := range append(root.Commands(), root) {
+		sayEnv(c)
+	}
+	return root
+}
+
+// globalInput is what the flags every command takes give as text, parsed
+// before the command runs.
+type globalInput struct{ logLevel, frozen string }
+
+// flags declares the flags every command takes on root.
+func (g *globalInput) flags(root *cobra.Command, opts *Options) {
 	f := root.PersistentFlags()
 	f.StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL; empty: a private cluster under --data-dir")
 	f.StringVar(&opts.DataDir, "data-dir", ".platformapi",
@@ -56,18 +57,31 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 		"are verified against: the raw 32-byte Ed25519 key in standard base64; empty: no bundle verifies")
 	f.StringVar(&opts.RedisURL, "redis-url", "", "Redis shared by every replica: one rate budget per token and "+
 		"the change feed; empty: budgets per replica, change feed on PostgreSQL")
-	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
-	f.StringVar(&frozen, "frozen-clock", "", "RFC 3339 instant every clock of the command stands at; serve "+
+	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&g.frozen, "frozen-clock", "", "RFC 3339 instant every clock of the command stands at; serve "+
 		"and eval also freeze the database's clock: for demos and evaluations only")
-	root.Version = readBuildInfo().String() // --version
-	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetOut(out)
-	root.AddCommand(serveCommand(opts, out), migrateCommand(opts, out), portalCommand(opts, out), evalCommand(opts, out),
-		versionCommand(out), nodeAgentCommand(opts))
-	for _, c := range append(root.Commands(), root) {
-		sayEnv(c)
+}
+
+// apply reads the environment into cmd's flags, then sets opts' logger
+// (buffered for serve, quiet for eval unless --log-level is given) and
+// frozen clock.
+func (g *globalInput) apply(cmd *cobra.Command, opts *Options, errOut io.Writer) error {
+	if err := applyEnv(cmd, os.Getenv); err != nil {
+		return err
 	}
-	return root
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return err
+	}
+	logs := errOut
+	if cmd.Name() == "serve" {
+		logs, opts.stopLogs = bufferedLog(errOut)
+	}
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: lvl}))
+	if cmd.Name() == "eval" && !cmd.Flags().Changed("log-level") {
+		opts.Logger = quietLogger(errOut)
+	}
+	return parseFrozenClock(g.frozen, &opts.FrozenClock)
 }
 
 // serveInput is what serve's flags give as text, parsed when it runs.
