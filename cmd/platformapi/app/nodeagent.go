@@ -81,7 +81,7 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 		"store_root", o.StoreRoot, "cache_root", o.CacheRoot, "max_cache_bytes", o.MaxCacheBytes,
 		"max_copies", o.MaxCopies, "max_copy_bytes_per_second", o.MaxBytesPerSecond)
 	hs := &http.Server{Handler: agent.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: 2 * time.Minute, TLSConfig: tlsConfig,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes, TLSConfig: tlsConfig,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	if err := serveUntilDone(ctx, hs, ln); err != nil {
 		return err

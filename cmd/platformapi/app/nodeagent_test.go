@@ -141,6 +141,10 @@ func TestNodeAgent_KilledMidCopy_ResumesAfterRestartWithoutRecopying(t *testing.
 	first := startAgentProcess(t, bin, d, nil, "--store-root", d.store, "--cache-root", d.cache,
 		"--key-file", d.keyFile, "--max-copy-bytes-per-second", "524288")
 	path, put := nodeagent.PathCaches+"acme/llama", `{"source":"models/acme/llama"}`
+	// net/http reads up to 4 KiB past the limit before it refuses
+	if got := headersOf(t, "http://"+first.addr+path, maxHeaderBytes+8<<10); got != 431 {
+		t.Fatalf("GET with headers over %d bytes: %d, want 431", maxHeaderBytes, got)
+	}
 	first.call(t, "PUT", path, put, 202)
 	testkit.Eventually(t, 30*time.Second, "a.bin journaled", func() bool {
 		return len(first.call(t, "GET", path, "", 200).Files) > 0

@@ -326,6 +326,13 @@ func listenTCP(addr, flag string) (net.Listener, error) {
 	return ln, nil
 }
 
+// maxHeaderBytes bounds a request's header section on every listener that
+// faces the network (API, metrics, node agent): 64 KiB, far above any
+// request of the contract (a token, a portal session cookie), where
+// net/http's default of 1 MiB let each slow connection hold a megabyte
+// while its headers trickle in for ReadHeaderTimeout. Larger: 431.
+const maxHeaderBytes = 64 << 10
+
 // serve serves h on ln (over TLS when tlsConfig is set) until ctx ends,
 // then drains requests for up to 10 seconds. Each server gets its own copy
 // of tlsConfig: net/http writes its HTTP/2 settings into the server's.
@@ -334,7 +341,7 @@ func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsCo
 		tlsConfig = tlsConfig.Clone()
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		TLSConfig: tlsConfig}
+		MaxHeaderBytes: maxHeaderBytes, TLSConfig: tlsConfig}
 	if tlsConfig != nil { // handshake failures (scanners, expired client trust) at warn, as JSON
 		hs.ErrorLog = slog.NewLogLogger(m.opts.Logger.Handler(), slog.LevelWarn)
 	}

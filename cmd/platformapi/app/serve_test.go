@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,12 @@ func checkOperability(t *testing.T, addr, metricsAddr string) {
 			t.Errorf("GET %s: %d, want %d", path, got, want)
 		}
 	}
+	for _, url := range []string{"http://" + addr + "/healthz", "http://" + metricsAddr + "/metrics"} {
+		// net/http reads up to 4 KiB past the limit before it refuses
+		if got := headersOf(t, url, maxHeaderBytes+8<<10); got != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("GET %s with headers over %d bytes: %d, want 431", url, maxHeaderBytes, got)
+		}
+	}
 	res, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +125,19 @@ func checkOperability(t *testing.T, addr, metricsAddr string) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+}
+
+// headersOf is the status of a GET of url sending n bytes of headers.
+func headersOf(t *testing.T, url string, n int) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("X-Pad", strings.Repeat("a", n))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	return res.StatusCode
 }
 
 func statusOf(t *testing.T, url string) int {
