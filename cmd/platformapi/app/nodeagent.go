@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,9 +79,8 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 	log.Info("node agent serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil,
 		"store_root", o.StoreRoot, "cache_root", o.CacheRoot, "max_cache_bytes", o.MaxCacheBytes,
 		"max_copies", o.MaxCopies, "max_copy_bytes_per_second", o.MaxBytesPerSecond)
-	hs := &http.Server{Handler: agent.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeaderBytes, TLSConfig: tlsConfig,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := newHTTPServer(agent.Handler(), tlsConfig, time.Minute) // its answers are small
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	if err := serveUntilDone(ctx, hs, ln); err != nil {
 		return err
 	}

@@ -2,12 +2,9 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"runtime/debug"
@@ -286,90 +283,6 @@ func (m *Main) background(ctx context.Context, o ServeOptions, reg prometheus.Re
 		defer cancelStop()
 		_ = worker.Stop(stop)
 	}, nil
-}
-
-// listen serves h on o.Addr, and the metrics of reg on o.MetricsAddr when
-// set, until ctx ends (over TLS with --tls-cert-file).
-func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *prometheus.Registry) error {
-	tlsConfig, err := serverTLS(o.TLSCertFile, o.TLSKeyFile, m.opts.Logger)
-	if err != nil {
-		return err
-	}
-	if o.MetricsAddr != "" {
-		ln, err := listenTCP(o.MetricsAddr, "--metrics-addr")
-		if err != nil {
-			return err
-		}
-		gated := api.NetworkGate(o.Networks, api.MetricsHandler(reg))
-		metrics := api.NewClientAddrs(o.TrustedProxies).Middleware(gated)
-		go func() {
-			if err := m.serve(ctx, ln, metrics, tlsConfig); err != nil {
-				m.opts.Logger.Error("metrics listener", "addr", o.MetricsAddr, "error", err)
-			}
-		}()
-	}
-	ln, err := listenTCP(o.Addr, "--addr")
-	if err != nil {
-		return err
-	}
-	m.logWhereServed(ctx, o, ln.Addr().String())
-	return m.serve(ctx, ln, h, tlsConfig)
-}
-
-// listenTCP listens on addr, saying which flag chooses another address
-// when it is taken.
-func listenTCP(addr, flag string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w (is another server running there? choose another with %s)", addr, err, flag)
-	}
-	return ln, nil
-}
-
-// maxHeaderBytes bounds a request's header section on every listener that
-// faces the network (API, metrics, node agent): 64 KiB, far above any
-// request of the contract (a token, a portal session cookie), where
-// net/http's default of 1 MiB let each slow connection hold a megabyte
-// while its headers trickle in for ReadHeaderTimeout. Larger: 431.
-const maxHeaderBytes = 64 << 10
-
-// serve serves h on ln (over TLS when tlsConfig is set) until ctx ends,
-// then drains requests for up to 10 seconds. Each server gets its own copy
-// of tlsConfig: net/http writes its HTTP/2 settings into the server's.
-func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config) error {
-	if tlsConfig != nil {
-		tlsConfig = tlsConfig.Clone()
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: maxHeaderBytes, TLSConfig: tlsConfig}
-	if tlsConfig != nil { // handshake failures (scanners, expired client trust) at warn, as JSON
-		hs.ErrorLog = slog.NewLogLogger(m.opts.Logger.Handler(), slog.LevelWarn)
-	}
-	return serveUntilDone(ctx, hs, ln)
-}
-
-// serveUntilDone serves hs on ln (TLS when hs has a TLS configuration)
-// until ctx ends, then drains requests for up to 10 seconds.
-func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener) error {
-	errc := make(chan error, 1)
-	go func() {
-		if hs.TLSConfig != nil {
-			errc <- hs.ServeTLS(ln, "", "")
-			return
-		}
-		errc <- hs.Serve(ln)
-	}()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 // defaultGCPercent is the collector's target of a serving process when GOGC
