@@ -145,6 +145,9 @@ func TestNodeAgent_KilledMidCopy_ResumesAfterRestartWithoutRecopying(t *testing.
 	if got := headersOf(t, "http://"+first.addr+path, maxHeaderBytes+8<<10); got != 431 {
 		t.Fatalf("GET with headers over %d bytes: %d, want 431", maxHeaderBytes, got)
 	}
+	if got := headersOf(t, "http://"+first.addr+path, 32<<10); got != 401 { // read, then refused: no key
+		t.Fatalf("GET with 32 KiB of headers (no key): %d, want 401", got)
+	}
 	first.call(t, "PUT", path, put, 202)
 	testkit.Eventually(t, 30*time.Second, "a.bin journaled", func() bool {
 		return len(first.call(t, "GET", path, "", 200).Files) > 0

@@ -112,6 +112,9 @@ func checkOperability(t *testing.T, addr, metricsAddr string) {
 		if got := headersOf(t, url, maxHeaderBytes+8<<10); got != http.StatusRequestHeaderFieldsTooLarge {
 			t.Errorf("GET %s with headers over %d bytes: %d, want 431", url, maxHeaderBytes, got)
 		}
+		if got := headersOf(t, url, 32<<10); got != http.StatusOK { // large cookies and tokens: served
+			t.Errorf("GET %s with 32 KiB of headers: %d, want 200", url, got)
+		}
 	}
 	res, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {
