@@ -1,8 +1,10 @@
 package app
 
 import (
+	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -43,5 +45,71 @@ func TestNewHTTPServer_ClientThatNeverReads_AnswerCutAtTheWriteTimeout(t *testin
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the handler is still writing to a client that reads nothing after 30 s")
+	}
+}
+
+// TestNewHTTPServer_AnswerFinishedAtTheRequestDeadline_WrittenInFullToASlowReader:
+// an operation may run until its request's deadline (--request-timeout);
+// the answer it then writes still reaches a client reading at a modest
+// pace in full, because answerTimeout gives the write as long again. The
+// same reader with the write deadline at the request deadline is cut —
+// the reason for twice.
+func TestNewHTTPServer_AnswerFinishedAtTheRequestDeadline_WrittenInFullToASlowReader(t *testing.T) {
+	const requestTimeout = time.Second
+	o := ServeOptions{RequestTimeout: requestTimeout}
+	for _, tc := range []struct {
+		name         string
+		writeTimeout time.Duration
+		whole        bool
+	}{
+		{"answerTimeout", answerTimeout(o), true},
+		{"write deadline at the request deadline", requestTimeout, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, want := slowAnswer(t, tc.writeTimeout, requestTimeout*9/10)
+			if whole := got == want; whole != tc.whole {
+				t.Fatalf("read %d of %d bytes; want the whole answer: %v", got, want, tc.whole)
+			}
+		})
+	}
+}
+
+// slowAnswer serves, with the given write deadline, a handler that answers
+// 32 MiB (more than loopback's socket buffers hold) after working for
+// `work`, to a client reading 1 MiB every 12 ms; it returns the bytes the
+// client read and the answer's length.
+func slowAnswer(t *testing.T, writeTimeout, work time.Duration) (got, want int64) {
+	t.Helper()
+	const size = 32 << 20
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // the operation takes its time, up to just before the deadline
+		case <-time.After(work):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		_, _ = w.Write(make([]byte, size))
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := newHTTPServer(h, nil, writeTimeout)
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	resp, err := http.Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	tick := time.NewTicker(12 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := io.CopyN(io.Discard, resp.Body, 1<<20)
+		got += n
+		if err != nil {
+			return got, size
+		}
+		<-tick.C
 	}
 }
