@@ -238,15 +238,7 @@ func TestNodeCaches_Copy_WorkerStoppedWhileWatching_StopsCleanlyAnotherWorkerFin
 	if status := e.Do("GET", opPath, tok, nil).JSON(t)["status"]; status != "running" {
 		t.Fatalf("after the stop the operation is %v, want running", status)
 	}
-	next, err := e.Store.NewWorker(bunstore.WorkerConfig{Agents: e.Fleet, AgentPolicy: policy,
-		PollInterval: 20 * time.Millisecond, ReconcileInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := next.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = next.StopAndCancel(context.WithoutCancel(ctx)) })
+	e.StartWorker()
 	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
 	assertCopied(t, agents["gpu-01"], "org/model")
 	if read := agents["gpu-01"].BytesRead(); read != modelBytes("org/model") {

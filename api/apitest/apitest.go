@@ -73,6 +73,8 @@ type Env struct {
 	// (write central copies with nodeagent.WriteCentralCopy).
 	StoreRoot string
 	logs      *testkit.LockedBuffer // everything the server logged; read with LogText
+	// workerConfig is the configuration of e.Worker (see StartWorker).
+	workerConfig bunstore.WorkerConfig
 }
 
 // Options adjust an Env; zero values take the defaults.
