@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -77,6 +78,8 @@ func TestServeLog_APIOff_SaysHowToTurnItOn(t *testing.T) {
 func TestServeDemo_ExternalDatabaseWithoutPepper_RefusedBeforeAnyChange(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "")
+	dir := t.TempDir() // the default --data-dir (./.platformapi) is under it
+	t.Chdir(dir)
 	var out, errOut bytes.Buffer
 	root := NewRootCommand(&out, &errOut)
 	root.SetArgs([]string{"--database-url", dsn, "--log-level", "error", "serve", "--demo", "--addr", "127.0.0.1:0"})
@@ -94,6 +97,9 @@ func TestServeDemo_ExternalDatabaseWithoutPepper_RefusedBeforeAnyChange(t *testi
 	if err := db.NewRaw("SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM audit_events) + "+
 		"(SELECT count(*) FROM ai_nodes)").Scan(context.Background(), &rows); err != nil || rows != 0 {
 		t.Fatalf("the database was changed: %d rows (%v)", rows, err)
+	}
+	if written, err := os.ReadDir(dir); err != nil || len(written) != 0 {
+		t.Fatalf("files were written before the refusal: %v (%v)", written, err)
 	}
 }
 
