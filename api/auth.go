@@ -27,6 +27,7 @@ type Authenticator struct {
 	cache    *CredentialCache // nil: every request reads PostgreSQL
 	touches  touchLog
 	failures *failureLimit
+	live     *liveTokens // the tokens a refused address may still present
 }
 
 // NewAuthenticator builds an Authenticator; an unconfigured pepper makes
@@ -40,12 +41,14 @@ func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now 
 	}
 	return &Authenticator{pepper: pepper, mac: resources.NewMAC(pepper), creds: creds,
 		now: now, logger: logger,
-		touches: touchLog{at: map[int64]time.Time{}}, failures: newFailureLimit(failures, now)}
+		touches: touchLog{at: map[int64]time.Time{}}, failures: newFailureLimit(failures, now),
+		live: newLiveTokens(creds, DefaultRecheck, logger)}
 }
 
 // Authenticate checks the bearer token in header for a client at addr. It
-// rejects a malformed token or a wrong checksum before any lookup, and an
-// address that failed too often (429 rate_limited) before any lookup too.
+// rejects a malformed token or a wrong checksum before any lookup, and,
+// from an address that failed too often, a token that is not live (429
+// rate_limited) before any lookup too; a live token is always looked up.
 func (a *Authenticator) Authenticate(ctx context.Context, header string, addr netip.Addr) (*resources.Credential, error) {
 	if !a.pepper.Configured() {
 		return nil, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
@@ -61,22 +64,19 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 	}
 	sum := a.mac.Sum(token)
 	hash := sum[:]
-	if err := a.failures.check(addr, hash); err != nil {
+	if err := a.failures.check(addr, hash, a.live.has); err != nil {
 		return nil, err
 	}
-	cred, looked, err := a.lookup(ctx, hash)
+	cred, err := a.lookup(ctx, hash)
 	now := a.now()
 	if err == nil {
 		err = cred.Check(now, addr)
 	}
 	if err != nil {
 		if e, ok := resources.AsError(err); ok && e.Kind == resources.KindUnauthorized {
-			a.failures.failed(ctx, addr, hash)
+			a.failures.failed(ctx, addr)
 		}
 		return nil, err
-	}
-	if looked {
-		a.failures.authenticated(hash)
 	}
 	cred.Address = addr
 	noteToken(ctx, cred.Token.ID)
@@ -85,24 +85,23 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 }
 
 // lookup resolves a token hash: from the credential cache when it holds a
-// fresh entry, else from the database (looked: then cached). A load that an
+// fresh entry, else from the database (then cached). A load that an
 // invalidation overtook is used for this request but not kept.
-func (a *Authenticator) lookup(ctx context.Context, hash []byte) (cred *resources.Credential, looked bool,
-	err error) {
+func (a *Authenticator) lookup(ctx context.Context, hash []byte) (*resources.Credential, error) {
 	if a.cache == nil {
-		cred, err = a.creds.CredentialByHash(ctx, hash)
-		return cred, true, err
+		return a.creds.CredentialByHash(ctx, hash)
 	}
 	key := string(hash)
 	if cred, ok := a.cache.get(key); ok {
-		return cred, false, nil
+		return cred, nil
 	}
 	gen, loaded := a.cache.generation(), a.cache.now()
-	if cred, err = a.creds.CredentialByHash(ctx, hash); err != nil {
-		return nil, true, err
+	cred, err := a.creds.CredentialByHash(ctx, hash)
+	if err != nil {
+		return nil, err
 	}
 	a.cache.put(key, cred, gen, loaded)
-	return cred, true, nil
+	return cred, nil
 }
 
 // touch records the token's use at most once per touchInterval per token, so

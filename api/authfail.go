@@ -17,72 +17,43 @@ import (
 // requests answer 429 rate_limited without a token lookup.
 const AuthFailuresPerMinute = 60
 
-// knownFor is how long a token that authenticated stays known: a refused
-// address may still present it (the limit guards lookups of tokens nobody
-// has shown to be live, not live credentials).
-const knownFor = 10 * time.Minute
-
-// maxKnownTokens bounds the known tokens (past it, the oldest go).
-const maxKnownTokens = 50_000
-
 // failureLimit counts failed authentications per client address in a
 // RateLimiter (shared by replicas when it is) and remembers, per replica,
-// which addresses used their budget up and until when, and which tokens
-// authenticated lately.
+// which addresses used their budget up and until when. It guards lookups,
+// not live credentials: a refused address may still present a token of the
+// view of live tokens (liveTokens), and only that costs a lookup.
 type failureLimit struct {
 	limiter  RateLimiter
 	now      func() time.Time
 	mu       sync.Mutex
 	blocked  map[netip.Addr]time.Time // address → refused until
 	nBlocked atomic.Int64             // len(blocked), read without mu
-	known    map[string]time.Time     // token hash → last authenticated by a lookup
-	pruned   time.Time
 }
 
 func newFailureLimit(l RateLimiter, now func() time.Time) *failureLimit {
-	return &failureLimit{limiter: l, now: now, blocked: map[netip.Addr]time.Time{}, known: map[string]time.Time{}}
+	return &failureLimit{limiter: l, now: now, blocked: map[netip.Addr]time.Time{}}
 }
 
-// check refuses, before any lookup, a token this replica does not know
-// from an address that used up its failures.
-func (f *failureLimit) check(addr netip.Addr, hash []byte) error {
+// check refuses, before any lookup, a token that live does not hold from
+// an address that used up its failures.
+func (f *failureLimit) check(addr netip.Addr, hash []byte, live func([]byte) bool) error {
 	if f.nBlocked.Load() == 0 {
 		return nil // nobody used up their failures: every request asks, none waits on mu
 	}
 	now := f.now()
 	f.mu.Lock()
 	until, blocked := f.blocked[addr]
-	seen, known := f.known[string(hash)]
 	f.mu.Unlock()
-	if wait := until.Sub(now); blocked && wait > 0 && !(known && now.Sub(seen) < knownFor) {
+	if wait := until.Sub(now); blocked && wait > 0 && !live(hash) {
 		return tooManyFailures(wait)
 	}
 	return nil
 }
 
-// authenticated remembers a token a lookup found live.
-func (f *failureLimit) authenticated(hash []byte) {
-	now := f.now()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.known) >= maxKnownTokens || now.Sub(f.pruned) >= knownFor {
-		for k, at := range f.known {
-			if now.Sub(at) >= knownFor || len(f.known) >= maxKnownTokens {
-				delete(f.known, k)
-			}
-		}
-		f.pruned = now
-	}
-	f.known[string(hash)] = now
-}
-
-// failed charges one failure to addr and forgets the token (no longer
-// live); when that spends the address's budget it is refused until one
-// more failure fits (a unit's refill time, or the limiter's Retry-After).
-func (f *failureLimit) failed(ctx context.Context, addr netip.Addr, hash []byte) {
-	f.mu.Lock()
-	delete(f.known, string(hash))
-	f.mu.Unlock()
+// failed charges one failure to addr; when that spends the address's
+// budget it is refused until one more failure fits (a unit's refill time,
+// or the limiter's Retry-After).
+func (f *failureLimit) failed(ctx context.Context, addr netip.Addr) {
 	d, err := f.limiter.Take(ctx, "auth-failures:"+addr.String(), 1)
 	if err != nil || d.Allowed && d.Remaining > 0 {
 		return // an unavailable limiter never locks clients out

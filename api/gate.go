@@ -118,6 +118,8 @@ func (s *Server) Changed(ch resources.Change) {
 		s.apiSwitch.invalidate()
 	case resources.ChangeGatewayKey:
 		s.gateway.Changed(ch.GatewayKeyID)
+	case resources.ChangeToken:
+		s.auth.live.Changed(ch.TokenID)
 	}
 	if s.cfg.CredentialCache != nil {
 		s.cfg.CredentialCache.Changed(ch)
@@ -133,23 +135,34 @@ func (s *Server) Resync() {
 		s.cfg.CredentialCache.Flush("resync")
 	}
 	s.gateway.askReload()
+	s.auth.live.askReload()
 }
 
-// LoadGatewayKeys loads the view of live gateway keys behind
-// /ai-gateway/verify, which answers 503 until a load succeeded. Call it
-// once before serving; RunGatewayKeys keeps the view current.
-func (s *Server) LoadGatewayKeys(ctx context.Context) error {
+// LoadViews loads the in-memory views of the database a replica answers
+// from: the live gateway keys behind /ai-gateway/verify (which answers 503
+// until a load succeeded) and the live tokens an address refused for its
+// failed authentications may still present. Call it once before serving;
+// RunViews keeps them current.
+func (s *Server) LoadViews(ctx context.Context) error {
 	if err := s.gateway.Load(ctx); err != nil {
 		return fmt.Errorf("load the gateway keys: %w", err)
+	}
+	if err := s.auth.live.Load(ctx); err != nil {
+		return fmt.Errorf("load the live tokens: %w", err)
 	}
 	return nil
 }
 
-// RunGatewayKeys reloads the view of live gateway keys every re-check
-// interval and on a resync, and writes the keys' last uses every flush
-// interval, until ctx ends; then it writes the last uses once more. Stop
-// it after the HTTP server has drained, so no use is lost.
-func (s *Server) RunGatewayKeys(ctx context.Context) { s.gateway.Run(ctx) }
+// RunViews reloads the views of LoadViews every re-check interval and on a
+// resync, and writes the gateway keys' last uses every flush interval,
+// until ctx ends; then it writes the last uses once more. Stop it after the
+// HTTP server has drained, so no use is lost.
+func (s *Server) RunViews(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.auth.live.Run(ctx) }()
+	s.gateway.Run(ctx)
+	<-done
+}
 
 // gateMiddleware answers 404 not_found, exactly as an unknown path, to a
 // client outside the allowed networks and to everyone while the API is off.

@@ -50,7 +50,7 @@ func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t reso
 		return m.writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, minter), action: "api_token.create",
 			entityType: "api_token", entityID: idString(row.ID), after: row})
 	})
-	return out, err
+	return out, m.published(ctx, err, resources.TokenChanged(out.Token.ID)) // replicas' live tokens
 }
 
 // tokenOwner prepares the row's owner: the minter, or the service account.

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -111,6 +112,41 @@ func (s *Store) TouchToken(ctx context.Context, id int64, at time.Time) error {
 	_, err := s.db.NewRaw(`UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
 		at.UTC(), id, at.UTC()).Exec(ctx)
 	return err
+}
+
+// liveTokenWhere selects the tokens that can still authenticate at the
+// moment given as its one argument (the store's clock).
+const liveTokenWhere = `revoked_at IS NULL AND expires_at > ?`
+
+// LiveTokenHashes implements resources.Credentials.
+func (s *Store) LiveTokenHashes(ctx context.Context) (map[int64][]byte, error) {
+	var rows []struct {
+		ID   int64  `bun:"id"`
+		Hash []byte `bun:"token_hash"`
+	}
+	if err := s.db.NewRaw(`SELECT id, token_hash FROM api_tokens WHERE `+liveTokenWhere, s.now().UTC()).
+		Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("list live token hashes: %w", err)
+	}
+	out := make(map[int64][]byte, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.Hash
+	}
+	return out, nil
+}
+
+// LiveTokenHash implements resources.Credentials.
+func (s *Store) LiveTokenHash(ctx context.Context, id int64) ([]byte, error) {
+	var hashes [][]byte
+	if err := s.db.NewRaw(`SELECT token_hash FROM api_tokens WHERE id = ? AND `+liveTokenWhere, id,
+		s.now().UTC()).
+		Scan(ctx, &hashes); err != nil {
+		return nil, fmt.Errorf("read live token %d: %w", id, err)
+	}
+	if len(hashes) == 0 {
+		return nil, nil
+	}
+	return hashes[0], nil
 }
 
 // GetToken reads one token's metadata.

@@ -10,7 +10,7 @@ import (
 // authenticated credential may do, whether the API answers at all, or which
 // gateway keys open the AI gateway.
 const (
-	ChangeToken     = "token"      // a token was revoked or extended: TokenID
+	ChangeToken     = "token"      // a token was created, revoked or extended: TokenID
 	ChangePrincipal = "principal"  // a person's or service account's roles, keys or status changed
 	ChangeRoles     = "roles"      // a role's keys changed: anyone may be affected
 	ChangeAPISwitch = "api_switch" // the API was turned on or off

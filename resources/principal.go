@@ -179,6 +179,12 @@ type Credentials interface {
 	CredentialByHash(ctx context.Context, hash []byte) (*Credential, error)
 	// TouchToken records a use of the token at that moment (callers batch).
 	TouchToken(ctx context.Context, id int64, at time.Time) error
+	// LiveTokenHashes lists the keyed hash of every token that can still
+	// authenticate (not revoked, not expired), by token id.
+	LiveTokenHashes(ctx context.Context) (map[int64][]byte, error)
+	// LiveTokenHash is token id's keyed hash while it can authenticate;
+	// nil when it is revoked, expired or gone.
+	LiveTokenHash(ctx context.Context, id int64) ([]byte, error)
 }
 
 // TokenReader lists token and service-account metadata for the API.

@@ -181,7 +181,7 @@ func New(t testing.TB, o Options) *Env {
 		o.Mount(e.Server)
 	}
 	e.startWorker(logger, o)
-	e.runGatewayKeys()
+	e.runViews()
 	e.HTTP = httptest.NewServer(e.Server.Router())
 	t.Cleanup(e.HTTP.Close)
 	return e

@@ -14,16 +14,16 @@ import (
 	"platformapi/resources/pipelinesim"
 )
 
-// runGatewayKeys loads the view of live gateway keys and keeps it current
-// until the test ends (after the HTTP server closed: the last uses are
-// written then).
-func (e *Env) runGatewayKeys() {
-	if err := e.Server.LoadGatewayKeys(context.Background()); err != nil {
+// runViews loads the server's views of live gateway keys and live tokens
+// and keeps them current until the test ends (after the HTTP server
+// closed: the gateway keys' last uses are written then).
+func (e *Env) runViews() {
+	if err := e.Server.LoadViews(context.Background()); err != nil {
 		e.T.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); e.Server.RunGatewayKeys(ctx) }()
+	go func() { defer close(done); e.Server.RunViews(ctx) }()
 	e.T.Cleanup(func() { cancel(); <-done })
 }
 

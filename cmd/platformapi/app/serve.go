@@ -145,10 +145,10 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	if _, err := tools.New(srv, tools.Config{AllowedOrigins: o.AllowedOrigins}); err != nil {
 		return nil, err
 	}
-	if err := srv.LoadGatewayKeys(ctx); err != nil {
+	if err := srv.LoadViews(ctx); err != nil {
 		return nil, err
 	}
-	m.stopGateway = runUntilStopped(context.WithoutCancel(ctx), srv.RunGatewayKeys)
+	m.stopGateway = runUntilStopped(context.WithoutCancel(ctx), srv.RunViews)
 	if m.shared != nil {
 		m.runFeed(ctx, func(ctx context.Context) { m.shared.Run(ctx, srv) })
 	} else {
