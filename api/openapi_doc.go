@@ -105,10 +105,23 @@ func describeDocument(oapi *huma.OpenAPI) {
 	pruneUnusedSchemas(oapi)
 	addExamples(oapi)
 	for _, fix := range []func(*huma.Schema){deriveLimits, movePatternDescription} {
-		seen := map[*huma.Schema]bool{}
-		for _, s := range oapi.Components.Schemas.Map() {
-			walkSchema(s, seen, fix)
-		}
+		fixSchemas(oapi.Components.Schemas.Map(), fix)
+	}
+}
+
+// fixSchemas applies fix to each of schemas and every schema inside them,
+// once each: a schema met again (shared) is passed over with its subschemas.
+func fixSchemas(schemas map[string]*huma.Schema, fix func(*huma.Schema)) {
+	seen := map[*huma.Schema]bool{}
+	for _, s := range schemas {
+		_ = schemawalk.WalkHuma(s, func(node *huma.Schema) error {
+			if seen[node] {
+				return schemawalk.SkipChildren
+			}
+			seen[node] = true
+			fix(node)
+			return nil
+		})
 	}
 }
 
@@ -121,28 +134,6 @@ func movePatternDescription(s *huma.Schema) {
 		s.Extensions["x-pattern-description"] = strings.TrimSpace(s.PatternDescription)
 		s.PatternDescription = ""
 	}
-}
-
-// walkSchema applies fix to s and every schema inside it, once each.
-func walkSchema(s *huma.Schema, seen map[*huma.Schema]bool, fix func(*huma.Schema)) {
-	if s == nil || seen[s] {
-		return
-	}
-	seen[s] = true
-	fix(s)
-	walkSchema(s.Items, seen, fix)
-	for _, p := range s.Properties {
-		walkSchema(p, seen, fix)
-	}
-	if ap, ok := s.AdditionalProperties.(*huma.Schema); ok {
-		walkSchema(ap, seen, fix)
-	}
-	for _, list := range [][]*huma.Schema{s.OneOf, s.AnyOf, s.AllOf} {
-		for _, sub := range list {
-			walkSchema(sub, seen, fix)
-		}
-	}
-	walkSchema(s.Not, seen, fix)
 }
 
 // pruneUnusedSchemas drops component schemas nothing references: Nullable

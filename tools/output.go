@@ -205,7 +205,7 @@ func shareDescriptions(specs []toolSpec) error {
 			}
 		}
 		if changed {
-			pruneDefs(root, defs)
+			pruneDefs(root)
 			raw, err := json.Marshal(root)
 			if err != nil {
 				return err
@@ -237,28 +237,12 @@ func sharedRecord(owner toolSpec) map[string]any {
 	return map[string]any{"type": "object", "description": note}
 }
 
-// pruneDefs removes from defs (root's $defs) every schema root no longer
-// reaches, directly or through other $defs.
-func pruneDefs(root, defs map[string]any) {
-	reached := map[string]bool{}
-	var visit func(schema any)
-	visit = func(schema any) {
-		schemawalk.Each(schema, func(node map[string]any) {
-			name, ok := strings.CutPrefix(fmt.Sprint(node["$ref"]), "#/$defs/")
-			if ok && !reached[name] && defs[name] != nil {
-				reached[name] = true
-				visit(defs[name])
-			}
-		})
-	}
-	without := maps.Clone(root)
-	delete(without, "$defs")
-	visit(without)
-	for name := range defs {
-		if !reached[name] {
-			delete(defs, name)
-		}
-	}
+// pruneDefs removes from root's $defs every schema root no longer reaches,
+// directly or through other $defs, and $defs itself when it is left empty.
+func pruneDefs(root map[string]any) {
+	defs, _ := root["$defs"].(map[string]any)
+	reached, _ := schemawalk.ReachableDefs(root)
+	maps.DeleteFunc(defs, func(name string, _ any) bool { return !reached[name] })
 	if len(defs) == 0 {
 		delete(root, "$defs")
 	}

@@ -1,7 +1,8 @@
 // Package schemawalk walks JSON Schemas held as generic JSON values
-// (map[string]any, []any, as encoding/json decodes them): the one walker
-// behind the MCP tools' schema rewriting (package tools) and the OpenAPI
-// document's schema reachability (package api).
+// (map[string]any, []any, as encoding/json decodes them) or as Huma holds
+// them (*huma.Schema): the one walker behind the MCP tools' schema rewriting
+// (package tools), the OpenAPI document's schema fixes (package api) and
+// the one computation of which schemas references reach (Reachable).
 //
 // A walk goes through the JSON Schema 2020-12 keywords that hold
 // subschemas and through no other member: values of enum, const, default,
@@ -66,18 +67,7 @@ func Walk(schema any, visit func(node map[string]any) error) error {
 	if !ok {
 		return nil
 	}
-	switch err := visit(node); {
-	case errors.Is(err, SkipChildren):
-		return nil
-	case err != nil:
-		return err
-	}
-	for _, sub := range subschemas(node) {
-		if err := Walk(sub, visit); err != nil {
-			return err
-		}
-	}
-	return nil
+	return walk(node, subschemas, visit)
 }
 
 // Each is Walk for a visit that neither fails nor skips.
@@ -85,22 +75,46 @@ func Each(schema any, visit func(node map[string]any)) {
 	_ = Walk(schema, func(node map[string]any) error { visit(node); return nil })
 }
 
-// subschemas lists the values of node that are its direct subschemas.
-func subschemas(node map[string]any) []any {
-	var subs []any
+// walk is the one traversal behind Walk and WalkHuma: visit node, then,
+// unless the visit says SkipChildren, walk each of children(node) in turn.
+func walk[N any](node N, children func(N) []N, visit func(N) error) error {
+	switch err := visit(node); {
+	case errors.Is(err, SkipChildren):
+		return nil
+	case err != nil:
+		return err
+	}
+	for _, child := range children(node) {
+		if err := walk(child, children, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// subschemas lists the schema objects that are direct subschemas of node.
+func subschemas(node map[string]any) []map[string]any {
+	var subs []map[string]any
+	add := func(v any) {
+		if m, ok := v.(map[string]any); ok {
+			subs = append(subs, m)
+		}
+	}
 	for _, k := range keywords {
 		switch v := node[k.name].(type) {
 		case []any:
 			if k.shape == list || k.name == "items" {
-				subs = append(subs, v...)
+				for _, e := range v {
+					add(e)
+				}
 			}
 		case map[string]any:
 			switch k.shape {
 			case one:
-				subs = append(subs, v)
+				add(v)
 			case members:
 				for _, name := range slices.Sorted(maps.Keys(v)) {
-					subs = append(subs, v[name])
+					add(v[name])
 				}
 			}
 		}
