@@ -24,7 +24,9 @@ func (m *MCP) hint(spec toolSpec, problem map[string]any) {
 	}
 	switch code {
 	case api.CodeInvalidParameter:
-		hints = append(hints, spec.argumentHint(field))
+		if field != "" { // none: the call as a whole (too many arguments), its detail says so
+			hints = append(hints, spec.argumentHint(field))
+		}
 		if l := spec.listers[field]; l != "" { // a missing or invalid id: the tool listing valid ones
 			next = l
 		}

@@ -1,0 +1,63 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"platformapi/api"
+	"platformapi/resources"
+)
+
+// unknownArgs are n arguments no tool takes: x00000, x00001, …
+func unknownArgs(n int) map[string]any {
+	args := make(map[string]any, n)
+	for i := range n {
+		args[fmt.Sprintf("x%05d", i)] = 1
+	}
+	return args
+}
+
+// Issue 18, R6 (MCP side): unknown arguments travel as query parameters,
+// and a query of more than 1000 pairs is refused whole (url.ParseQuery
+// drops pairs past 10,000, which would go unchecked). A tools/call with up
+// to 1000 unknown arguments is a tool error naming each; past 1000, and
+// past url.ParseQuery's 10,000, a tool error saying the call has too many —
+// never the unfiltered list.
+func TestMCP_MoreUnknownArgumentsThanTheQueryLimit_ToolErrorSayingSo(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermTenancyRead), nil, false)
+	for _, n := range []int{1000, 1001, 10_001} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			args := unknownArgs(n)
+			p := problemOf(t, call(t, c, "list-tenants", args))
+			if p["status"] != 400.0 || p["code"] != api.CodeInvalidParameter {
+				t.Fatalf("status %v code %v", p["status"], p["code"])
+			}
+			errs, _ := p["errors"].([]any)
+			d, _ := p["detail"].(string)
+			switch _, named := args[fmt.Sprint(p["field"])]; {
+			case n <= 1000 && (!named || len(errs) != n):
+				t.Fatalf("field %v, %d errors for %d unknown arguments", p["field"], len(errs), n)
+			case n > 1000 && !strings.Contains(d, "more than 1000"):
+				t.Fatalf("%d unknown arguments: detail %q", n, d)
+			}
+		})
+	}
+}
+
+// TestMCP_MoreArgumentsThanTheQueryLimit_HintNamesNoEmptyArgument: the tool
+// error past the limit of arguments names no argument at fault (it has no
+// field), so its hint must not tell the agent that the tool takes no
+// argument "" (the hint of an empty field, given before the fix).
+func TestMCP_MoreArgumentsThanTheQueryLimit_HintNamesNoEmptyArgument(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermTenancyRead), nil, false)
+	p := problemOf(t, call(t, c, "list-tenants", unknownArgs(1001)))
+	if p["field"] != nil {
+		t.Fatalf("field %v on a refusal of the whole call", p["field"])
+	}
+	if h, _ := p["hint"].(string); strings.Contains(h, "takes no argument ;") {
+		t.Fatalf("the hint names an empty argument: %q", h)
+	}
+}
