@@ -9,7 +9,7 @@ import (
 )
 
 // Rate-limit policy: per token a burst of 600 units, refilled at 10 a
-// second (600 a minute). Every POST /mcp costs
+// second (600 a minute on average). Every POST /mcp costs
 // one unit (initialize, tools/list, ping…); a tool call costs two in all,
 // taken together by its POST.
 const (

@@ -81,7 +81,7 @@ func requestProblems() []ProblemCode {
 			"`errors` say why (valid values or pattern). Fix the argument; over MCP, `next_tool` names "+
 			"the tool listing valid values of a missing or invalid id."),
 		p(CodeInvalidCursor, 400, "The cursor was not issued for this list and these filters; start again without one."),
-		p(CodeInvalidIdempotencyKey, 400, "The Idempotency-Key header is empty or not 1 to 255 printable characters."),
+		p(CodeInvalidIdempotencyKey, 400, "The Idempotency-Key header is empty, not 1 to 255 printable characters, or sent more than once."),
 		p("malformed_body", 400, "The request body could not be read or parsed as JSON."),
 		p("method_not_allowed", 405, "The path exists but not with this method; Allow lists the methods it "+
 			"takes (HEAD wherever GET)."),

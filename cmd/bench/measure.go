@@ -312,7 +312,7 @@ func runStep(ctx context.Context, c config, r *report, s step) error {
 const rssLiveTokens = 2000
 
 // poolSize is how many tokens a load of cost units per request rotates
-// through so that no token reaches its 600 a minute at up to 25,000 requests
+// through so that no token spends its burst and refill at up to 25,000 requests
 // a second: the limiter stays on (each request is charged) but never refuses.
 func poolSize(d time.Duration, cost int) int {
 	perToken := 600 + 10*d.Seconds() // the burst plus what refills during the load

@@ -223,7 +223,7 @@ func (w *world) cursorAtDepth(ctx context.Context) error {
 }
 
 // tokens mints n tokens of the bench administrator, so that a load spread
-// over them stays under each token's 600 a minute.
+// over them stays within each token's burst of 600 and its refill of 10 a second.
 func (w *world) tokens(ctx context.Context, n int) ([]string, error) {
 	scopes := []string{resources.PermAIRead, resources.PermAIWrite, resources.PermAuditRead}
 	out := make([]string, 0, n)

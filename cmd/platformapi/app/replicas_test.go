@@ -22,8 +22,8 @@ import (
 const recheck = 2 * time.Second
 
 // TestReplicas_SharedBudgetInstantRevocationAndRedisOutage runs two `serve`
-// processes on one PostgreSQL and a private Redis: one token's 600 a minute
-// is shared; a token revoked through the portal is refused at once by the
+// processes on one PostgreSQL and a private Redis: one token's budget (a
+// burst of 600, refilled at 10 a second) is shared; a token revoked through the portal is refused at once by the
 // other replica; with Redis stopped both keep serving and a revocation holds
 // within the re-check interval; with Redis back the budget is shared again.
 func TestReplicas_SharedBudgetInstantRevocationAndRedisOutage(t *testing.T) {
@@ -39,7 +39,7 @@ func TestReplicas_SharedBudgetInstantRevocationAndRedisOutage(t *testing.T) {
 	a.waitLog(t, "shared cache (Redis) reachable", 1)
 	b.waitLog(t, "shared cache (Redis) reachable", 1)
 
-	t.Run("one budget of 600 a minute over both replicas", func(t *testing.T) {
+	t.Run("one budget of 600 over both replicas", func(t *testing.T) {
 		assertSharedBudget(t, c.mintToken(t), a, b)
 	})
 	t.Run("revoked through the portal: refused at once by the other replica", func(t *testing.T) {
