@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"platformapi/api"
 	"platformapi/api/sharedcache/redistest"
+	"platformapi/resources"
 	"platformapi/resources/testkit"
 )
 
@@ -23,9 +25,11 @@ const recheck = 2 * time.Second
 
 // TestReplicas_SharedBudgetInstantRevocationAndRedisOutage runs two `serve`
 // processes on one PostgreSQL and a private Redis: one token's budget (a
-// burst of 600, refilled at 10 a second) is shared; a token revoked through the portal is refused at once by the
-// other replica; with Redis stopped both keep serving and a revocation holds
-// within the re-check interval; with Redis back the budget is shared again.
+// burst of 600, refilled at 10 a second) is shared; a token revoked through
+// the portal is refused at once by the other replica; with Redis stopped
+// both keep serving and a revocation holds within the re-check interval;
+// with Redis back the budget is shared again, and so is the budget of
+// failed authentications per client address.
 func TestReplicas_SharedBudgetInstantRevocationAndRedisOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the server and runs two replicas and a redis-server")
@@ -68,6 +72,44 @@ func TestReplicas_SharedBudgetInstantRevocationAndRedisOutage(t *testing.T) {
 		b.waitLog(t, "shared cache (Redis) reachable", 2)
 		assertSharedBudget(t, c.mintToken(t), a, b)
 	})
+	t.Run("failed authentications: one budget over both; live tokens still served", func(t *testing.T) {
+		assertSharedFailures(t, a, b)
+		tok := c.mintToken(t)
+		for _, r := range []*replica{a, b} {
+			stop := keepRefused(t, r)
+			defer stop()
+		}
+		a.eventually(t, tok, 200, time.Second)
+		b.eventually(t, tok, 200, time.Second)
+	})
+}
+
+// assertSharedFailures sends unknown tokens alternately to a and b until
+// both refuse this address: about api.AuthFailuresPerMinute failures in
+// all (plus what refills meanwhile), not that many on each replica.
+func assertSharedFailures(t *testing.T, a, b *replica) {
+	t.Helper()
+	start := time.Now()
+	failed, refusing := 0, map[string]bool{}
+	for i := 0; len(refusing) < 2; i++ {
+		r := []*replica{a, b}[i%2]
+		switch code := r.get(t, resources.NewTokenValue(resources.TokenKindPersonal)); code {
+		case 401:
+			failed++
+		case 429:
+			refusing[r.name] = true
+		default:
+			t.Fatalf("status %d", code)
+		}
+		if i > 4*api.AuthFailuresPerMinute {
+			t.Fatalf("%d failures and still not refused by both: %v", failed, refusing)
+		}
+	}
+	refill := int(time.Since(start).Seconds()) + 2 // one a second
+	if failed < api.AuthFailuresPerMinute || failed > api.AuthFailuresPerMinute+refill {
+		t.Fatalf("%d failed authentications before both replicas refused, want %d (+%d refilled)",
+			failed, api.AuthFailuresPerMinute, refill)
+	}
 }
 
 // assertSharedBudget spends 700 requests of one token alternately on a and
