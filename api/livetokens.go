@@ -2,7 +2,7 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
+	"encoding/binary"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -11,40 +11,55 @@ import (
 	"platformapi/resources"
 )
 
-// liveTokens is a replica's view of the keyed hashes of the tokens that can
-// still authenticate (not revoked, not expired when read). The limit on
-// failed authentications consults it: an address that used up its failures
-// is refused lookups of anything else, never a live credential. It is
-// loaded before serving, reloaded whole every re-check interval and on a
-// resync, and one token is re-read when the change feed says it changed
-// (created, revoked, extended) — on any replica or in a portal command.
-// Reads and their installation are serialised by loadMu, so a reload never
-// installs a read older than a re-read it overtook.
+// liveTokens is a replica's view of the tokens that can still authenticate
+// (not revoked, not expired when read). The limit on failed
+// authentications consults it: an address that used up its failures is
+// refused lookups of anything else, never a live credential. It is loaded
+// before serving, reloaded whole every re-check interval and on a resync,
+// and one token is re-read when the change feed says it changed (created,
+// revoked, extended) — on any replica or in a portal command. Reads and
+// their installation are serialised by loadMu, so a reload never installs
+// a read older than a re-read it overtook.
+//
+// It holds the first 8 bytes of each keyed hash (a uniformly random
+// value), 8 bytes and a map slot a token: two live tokens sharing them (one
+// chance in about 2^64 / n) would only cost a refused address one lookup
+// more, or, after one of the two is revoked, refuse the other from that
+// address until the next reload.
 type liveTokens struct {
 	creds     resources.Credentials
 	recheck   time.Duration
 	logger    *slog.Logger
 	loadMu    sync.Mutex
 	mu        sync.RWMutex
-	byHash    map[[sha256.Size]byte]int64
-	byID      map[int64][sha256.Size]byte
+	prefixes  map[uint64]struct{}
 	loaded    atomic.Bool
 	reloadNow chan struct{}
 }
 
 func newLiveTokens(creds resources.Credentials, recheck time.Duration, logger *slog.Logger) *liveTokens {
 	return &liveTokens{creds: creds, recheck: recheck, logger: logger,
-		byHash: map[[sha256.Size]byte]int64{}, byID: map[int64][sha256.Size]byte{},
-		reloadNow: make(chan struct{}, 1)}
+		prefixes: map[uint64]struct{}{}, reloadNow: make(chan struct{}, 1)}
 }
 
-// has reports whether hash is a live token's; false before the first load.
+// prefix is the part of a keyed hash the view keeps; false for a hash too
+// short to be one.
+func prefix(hash []byte) (uint64, bool) {
+	if len(hash) < 8 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(hash), true
+}
+
+// has reports whether hash may be a live token's; false before the first
+// load.
 func (v *liveTokens) has(hash []byte) bool {
-	if len(hash) != sha256.Size || !v.loaded.Load() {
+	p, ok := prefix(hash)
+	if !ok || !v.loaded.Load() {
 		return false
 	}
 	v.mu.RLock()
-	_, ok := v.byHash[[sha256.Size]byte(hash)]
+	_, ok = v.prefixes[p]
 	v.mu.RUnlock()
 	return ok
 }
@@ -55,19 +70,19 @@ func (v *liveTokens) Load(ctx context.Context) error {
 	defer v.loadMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, gatewayLoadTimeout)
 	defer cancel()
-	hashes, err := v.creds.LiveTokenHashes(ctx)
+	v.mu.RLock()
+	prefixes := make(map[uint64]struct{}, len(v.prefixes))
+	v.mu.RUnlock()
+	err := v.creds.EachLiveTokenHash(ctx, func(hash []byte) {
+		if p, ok := prefix(hash); ok {
+			prefixes[p] = struct{}{}
+		}
+	})
 	if err != nil {
 		return err
 	}
-	byHash := make(map[[sha256.Size]byte]int64, len(hashes))
-	byID := make(map[int64][sha256.Size]byte, len(hashes))
-	for id, h := range hashes {
-		if len(h) == sha256.Size {
-			byHash[[sha256.Size]byte(h)], byID[id] = id, [sha256.Size]byte(h)
-		}
-	}
 	v.mu.Lock()
-	v.byHash, v.byID = byHash, byID
+	v.prefixes = prefixes
 	v.mu.Unlock()
 	v.loaded.Store(true)
 	return nil
@@ -80,21 +95,23 @@ func (v *liveTokens) Changed(id int64) {
 	defer v.loadMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), gatewayLoadTimeout)
 	defer cancel()
-	h, err := v.creds.LiveTokenHash(ctx, id)
+	hash, live, err := v.creds.TokenHash(ctx, id)
 	if err != nil {
 		v.logger.Warn("re-reading a changed token for the view of live tokens failed; reloading it",
 			"token_id", id, "error", err)
 		v.askReload()
 		return
 	}
+	p, ok := prefix(hash)
+	if !ok { // gone: the next reload drops it
+		return
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if old, ok := v.byID[id]; ok {
-		delete(v.byHash, old)
-		delete(v.byID, id)
-	}
-	if len(h) == sha256.Size {
-		v.byHash[[sha256.Size]byte(h)], v.byID[id] = id, [sha256.Size]byte(h)
+	if live {
+		v.prefixes[p] = struct{}{}
+	} else {
+		delete(v.prefixes, p)
 	}
 }
 

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/netip"
 	"time"
@@ -114,39 +115,47 @@ func (s *Store) TouchToken(ctx context.Context, id int64, at time.Time) error {
 	return err
 }
 
-// liveTokenWhere selects the tokens that can still authenticate at the
+// liveToken is true of the tokens that can still authenticate at the
 // moment given as its one argument (the store's clock).
-const liveTokenWhere = `revoked_at IS NULL AND expires_at > ?`
+const liveToken = `revoked_at IS NULL AND expires_at > ?`
 
-// LiveTokenHashes implements resources.Credentials.
-func (s *Store) LiveTokenHashes(ctx context.Context) (map[int64][]byte, error) {
-	var rows []struct {
-		ID   int64  `bun:"id"`
-		Hash []byte `bun:"token_hash"`
+// EachLiveTokenHash implements resources.Credentials. The hashes are read
+// into one reused buffer, not one allocation each.
+func (s *Store) EachLiveTokenHash(ctx context.Context, each func(hash []byte)) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT token_hash FROM api_tokens WHERE `+liveToken,
+		s.now().UTC())
+	if err != nil {
+		return fmt.Errorf("list live token hashes: %w", err)
 	}
-	if err := s.db.NewRaw(`SELECT id, token_hash FROM api_tokens WHERE `+liveTokenWhere, s.now().UTC()).
-		Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("list live token hashes: %w", err)
+	defer rows.Close()
+	for rows.Next() {
+		var hash sql.RawBytes
+		if err := rows.Scan(&hash); err != nil {
+			return fmt.Errorf("list live token hashes: %w", err)
+		}
+		each(hash)
 	}
-	out := make(map[int64][]byte, len(rows))
-	for _, r := range rows {
-		out[r.ID] = r.Hash
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list live token hashes: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
-// LiveTokenHash implements resources.Credentials.
-func (s *Store) LiveTokenHash(ctx context.Context, id int64) ([]byte, error) {
-	var hashes [][]byte
-	if err := s.db.NewRaw(`SELECT token_hash FROM api_tokens WHERE id = ? AND `+liveTokenWhere, id,
-		s.now().UTC()).
-		Scan(ctx, &hashes); err != nil {
-		return nil, fmt.Errorf("read live token %d: %w", id, err)
+// TokenHash implements resources.Credentials.
+func (s *Store) TokenHash(ctx context.Context, id int64) ([]byte, bool, error) {
+	var r struct {
+		Hash []byte `bun:"token_hash"`
+		Live bool   `bun:"live"`
 	}
-	if len(hashes) == 0 {
-		return nil, nil
+	err := s.db.NewRaw(`SELECT token_hash, `+liveToken+` AS live FROM api_tokens WHERE id = ?`,
+		s.now().UTC(), id).Scan(ctx, &r)
+	if noRows(err) {
+		return nil, false, nil
 	}
-	return hashes[0], nil
+	if err != nil {
+		return nil, false, fmt.Errorf("read token %d's hash: %w", id, err)
+	}
+	return r.Hash, r.Live, nil
 }
 
 // GetToken reads one token's metadata.

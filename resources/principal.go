@@ -179,12 +179,13 @@ type Credentials interface {
 	CredentialByHash(ctx context.Context, hash []byte) (*Credential, error)
 	// TouchToken records a use of the token at that moment (callers batch).
 	TouchToken(ctx context.Context, id int64, at time.Time) error
-	// LiveTokenHashes lists the keyed hash of every token that can still
-	// authenticate (not revoked, not expired), by token id.
-	LiveTokenHashes(ctx context.Context) (map[int64][]byte, error)
-	// LiveTokenHash is token id's keyed hash while it can authenticate;
-	// nil when it is revoked, expired or gone.
-	LiveTokenHash(ctx context.Context, id int64) ([]byte, error)
+	// EachLiveTokenHash calls each with the keyed hash of every token that
+	// can still authenticate (not revoked, not expired); hash is valid only
+	// during the call.
+	EachLiveTokenHash(ctx context.Context, each func(hash []byte)) error
+	// TokenHash is token id's keyed hash and whether the token can still
+	// authenticate; a nil hash when there is no such token.
+	TokenHash(ctx context.Context, id int64) (hash []byte, live bool, err error)
 }
 
 // TokenReader lists token and service-account metadata for the API.
