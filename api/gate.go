@@ -134,8 +134,8 @@ func (s *Server) Resync() {
 	if s.cfg.CredentialCache != nil {
 		s.cfg.CredentialCache.Flush("resync")
 	}
-	s.gateway.askReload()
-	s.auth.live.askReload()
+	s.gateway.reloads.ask()
+	s.auth.live.reloads.ask()
 }
 
 // LoadViews loads the in-memory views of the database a replica answers

@@ -36,7 +36,6 @@ var errGatewayKeysNotLoaded = errors.New("the gateway keys are not loaded yet")
 // full reload never installs a key whose own re-read is pending.
 type liveGatewayKeys struct {
 	svc        resources.GatewayKeyOpener
-	recheck    time.Duration
 	flushEvery time.Duration
 	now        func() time.Time
 	logger     *slog.Logger
@@ -48,7 +47,7 @@ type liveGatewayKeys struct {
 	loaded     atomic.Bool    // set once the first load succeeded (mac is set)
 	mac        *resources.MAC // under the server key, set by the first load
 	uses       useLog
-	reloadNow  chan struct{}
+	reloads    reloads
 	size       prometheus.Gauge
 }
 
@@ -63,9 +62,9 @@ type gatewayEntry struct {
 }
 
 func newLiveGatewayKeys(svc resources.GatewayKeyOpener, cfg Config) *liveGatewayKeys {
-	v := &liveGatewayKeys{svc: svc, recheck: cfg.GatewayKeyRecheck, flushEvery: cfg.GatewayKeyUseFlush,
+	v := &liveGatewayKeys{svc: svc, flushEvery: cfg.GatewayKeyUseFlush,
 		now: cfg.Now, logger: cfg.Logger, byHash: map[[sha256.Size]byte]*gatewayEntry{},
-		byID: map[int64][sha256.Size]byte{}, pending: map[int64]int{}, reloadNow: make(chan struct{}, 1),
+		byID: map[int64][sha256.Size]byte{}, pending: map[int64]int{}, reloads: newReloads(cfg.GatewayKeyRecheck),
 		uses: useLog{last: map[int64]int64{}, spare: map[int64]int64{}}}
 	v.size = prometheus.NewGauge(prometheus.GaugeOpts{Name: "platformapi_gateway_keys_live",
 		Help: "AI gateway keys in this replica's view (not revoked; expired ones included)."})
@@ -190,7 +189,7 @@ func (v *liveGatewayKeys) Changed(id int64) {
 	if err != nil {
 		v.logger.Warn("re-reading a changed gateway key failed: it is refused until the view reloads",
 			"gateway_key_id", id, "error", err)
-		v.askReload()
+		v.reloads.ask()
 		return
 	}
 	if k != nil {
@@ -206,20 +205,12 @@ func (v *liveGatewayKeys) dropLocked(id int64) {
 	}
 }
 
-// askReload makes Run reload the whole view soon (a resync).
-func (v *liveGatewayKeys) askReload() {
-	select {
-	case v.reloadNow <- struct{}{}:
-	default:
-	}
-}
-
 // Run reloads the view every re-check interval and when asked (a resync, a
 // failed read; a failed reload is retried after gatewayReloadRetry), and
 // flushes the keys' last uses every flush interval and once more when ctx
 // ends.
 func (v *liveGatewayKeys) Run(ctx context.Context) {
-	reload, flush := time.NewTicker(v.recheck), time.NewTicker(v.flushEvery)
+	reload, flush := time.NewTicker(v.reloads.recheck), time.NewTicker(v.flushEvery)
 	defer reload.Stop()
 	defer flush.Stop()
 	for {
@@ -231,7 +222,7 @@ func (v *liveGatewayKeys) Run(ctx context.Context) {
 			return
 		case <-reload.C:
 			v.reload(ctx)
-		case <-v.reloadNow:
+		case <-v.reloads.asked:
 			v.reload(ctx)
 		case <-flush.C:
 			v.flushUses(ctx)
@@ -240,11 +231,8 @@ func (v *liveGatewayKeys) Run(ctx context.Context) {
 }
 
 func (v *liveGatewayKeys) reload(ctx context.Context) {
-	if err := v.Load(ctx); err != nil && ctx.Err() == nil {
-		v.logger.Warn("reloading the gateway keys failed: verify answers from the last view; retrying",
-			"error", err)
-		time.AfterFunc(gatewayReloadRetry, v.askReload)
-	}
+	v.reloads.reload(ctx, v.Load, v.logger,
+		"reloading the gateway keys failed: verify answers from the last view; retrying")
 }
 
 // flushUses writes the last uses noted since the previous flush in one

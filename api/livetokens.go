@@ -27,19 +27,18 @@ import (
 // more, or, after one of the two is revoked, refuse the other from that
 // address until the next reload.
 type liveTokens struct {
-	creds     resources.Credentials
-	recheck   time.Duration
-	logger    *slog.Logger
-	loadMu    sync.Mutex
-	mu        sync.RWMutex
-	prefixes  map[uint64]struct{}
-	loaded    atomic.Bool
-	reloadNow chan struct{}
+	creds    resources.Credentials
+	reloads  reloads
+	logger   *slog.Logger
+	loadMu   sync.Mutex
+	mu       sync.RWMutex
+	prefixes map[uint64]struct{}
+	loaded   atomic.Bool
 }
 
 func newLiveTokens(creds resources.Credentials, recheck time.Duration, logger *slog.Logger) *liveTokens {
-	return &liveTokens{creds: creds, recheck: recheck, logger: logger,
-		prefixes: map[uint64]struct{}{}, reloadNow: make(chan struct{}, 1)}
+	return &liveTokens{creds: creds, reloads: newReloads(recheck), logger: logger,
+		prefixes: map[uint64]struct{}{}}
 }
 
 // prefix is the part of a keyed hash the view keeps; false for a hash too
@@ -99,7 +98,7 @@ func (v *liveTokens) Changed(id int64) {
 	if err != nil {
 		v.logger.Warn("re-reading a changed token for the view of live tokens failed; reloading it",
 			"token_id", id, "error", err)
-		v.askReload()
+		v.reloads.ask()
 		return
 	}
 	p, ok := prefix(hash)
@@ -115,29 +114,18 @@ func (v *liveTokens) Changed(id int64) {
 	}
 }
 
-// askReload makes Run reload the whole view soon (a resync).
-func (v *liveTokens) askReload() {
-	select {
-	case v.reloadNow <- struct{}{}:
-	default:
-	}
-}
-
-// Run reloads the view every re-check interval and when asked (a failed
-// reload is retried after gatewayReloadRetry) until ctx ends.
+// Run reloads the view every re-check interval and when asked, until ctx
+// ends.
 func (v *liveTokens) Run(ctx context.Context) {
-	reload := time.NewTicker(v.recheck)
-	defer reload.Stop()
+	tick := time.NewTicker(v.reloads.recheck)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-reload.C:
-		case <-v.reloadNow:
+		case <-tick.C:
+		case <-v.reloads.asked:
 		}
-		if err := v.Load(ctx); err != nil && ctx.Err() == nil {
-			v.logger.Warn("reloading the view of live tokens failed; retrying", "error", err)
-			time.AfterFunc(gatewayReloadRetry, v.askReload)
-		}
+		v.reloads.reload(ctx, v.Load, v.logger, "reloading the view of live tokens failed; retrying")
 	}
 }

@@ -142,7 +142,7 @@ func New(cfg Config, svc Services) *Server {
 		licence: &licenceCache{svc: svc.Licences, verifier: resources.LicenceVerifier{Keys: cfg.LicenceKeys},
 			now: cfg.Now}, gateway: newLiveGatewayKeys(svc.AIGateway, cfg)}
 	s.auth.cache = cfg.CredentialCache
-	s.auth.live.recheck = cfg.GatewayKeyRecheck
+	s.auth.live.reloads.recheck = cfg.GatewayKeyRecheck
 	s.router = chi.NewRouter()
 	s.router.Use(append(s.rootChain(), middleware.GetHead)...)
 	s.router.NotFound(s.notFound)
