@@ -171,8 +171,8 @@ func serveTimeFlags(f *pflag.FlagSet, so *ServeOptions, statementTimeout *time.D
 		"statement_timeout of the server's connections, lock waits included (503 unavailable); 0: the "+
 		"database's own; migrations run without it")
 	f.DurationVar(&so.AuthRecheck, "auth-recheck", api.DefaultRecheck, "longest a replica trusts a cached "+
-		"credential, and how often it reloads its view of live AI gateway keys (the bound while the change feed "+
-		"is down)")
+		"credential, and how often it reloads its views of live AI gateway keys and live tokens (the bound "+
+		"while the change feed is down)")
 	f.DurationVar(&so.ReconcileInterval, "reconcile-interval", bunstore.DefaultReconcileInterval,
 		"how often node caches are compared with what the node agents report")
 }
