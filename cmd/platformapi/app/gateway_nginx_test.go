@@ -237,8 +237,8 @@ func (g *gateway) waitUp(t *testing.T) {
 }
 
 // chat sends a chat completion with key (none when "") and a spoofed tier
-// header, returning the status, the body and WWW-Authenticate.
-func (g *gateway) chat(t *testing.T, key string) (int, []byte, string) {
+// header, returning the status, the body and the WWW-Authenticate headers.
+func (g *gateway) chat(t *testing.T, key string) (int, []byte, []string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", "http://"+g.addr+"/v1/chat/completions",
 		strings.NewReader(`{"model":"coder","messages":[{"role":"user","content":"hi"}]}`))
@@ -253,7 +253,7 @@ func (g *gateway) chat(t *testing.T, key string) (int, []byte, string) {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	return res.StatusCode, raw, res.Header.Get("WWW-Authenticate")
+	return res.StatusCode, raw, res.Header.Values("WWW-Authenticate")
 }
 
 // within polls until key gets status at the gateway, failing after d.
@@ -266,13 +266,15 @@ func (g *gateway) within(t *testing.T, key string, status int, d time.Duration) 
 
 }
 
-// refused checks the gateway answers key with platformapi's 401 problem.
+// refused checks the gateway answers key with platformapi's 401 problem
+// and one Bearer challenge.
 func (g *gateway) refused(t *testing.T, key, code string) {
 	t.Helper()
-	status, body, challenge := g.chat(t, key)
+	status, body, challenges := g.chat(t, key)
 	var p struct{ Code, Type string }
 	if err := json.Unmarshal(body, &p); err != nil || status != 401 || p.Code != code ||
-		!strings.HasPrefix(challenge, "Bearer") {
-		t.Fatalf("gateway: %d %q (WWW-Authenticate %q), want 401 %s", status, body, challenge, code)
+		len(challenges) != 1 || !strings.HasPrefix(challenges[0], "Bearer") {
+		t.Fatalf("gateway: %d %q (WWW-Authenticate %q), want 401 %s with one challenge",
+			status, body, challenges, code)
 	}
 }
