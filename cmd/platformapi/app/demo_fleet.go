@@ -39,7 +39,7 @@ const (
 // opened without one, as tests do) in a private directory of its own.
 func (m *Main) newDemoFleet() (*demoFleet, error) {
 	if m.opts.DataDir != "" {
-		return &demoFleet{dir: filepath.Join(m.opts.DataDir, "demo-fleet"), urls: map[string]string{}}, nil
+		return &demoFleet{dir: demoFleetDir(m.opts.DataDir), urls: map[string]string{}}, nil
 	}
 	dir, err := os.MkdirTemp("", "platformapi-demo-fleet-")
 	return &demoFleet{dir: dir, private: true, urls: map[string]string{}}, err
@@ -99,7 +99,12 @@ func (m *Main) startDemoAgent(ctx context.Context, store, host string) error {
 	if err != nil {
 		return errors.Join(err, ln.Close())
 	}
-	cfg := nodeagent.Config{StoreRoot: store, CacheRoot: cache, Key: key, Logger: m.opts.Logger.With("demo_agent", host)}
+	keyFile := demoKeyFile(m.demo.dir, host)
+	if err := writeDemoKey(keyFile, key); err != nil {
+		return errors.Join(err, ln.Close())
+	}
+	cfg := nodeagent.Config{StoreRoot: store, CacheRoot: cache, KeyFile: keyFile,
+		Logger: m.opts.Logger.With("demo_agent", host)}
 	if host == demoSlowAgent {
 		cfg.MaxBytesPerSecond = demoSlowRate
 	}
@@ -126,6 +131,28 @@ func (m *Main) demoNodeKey(ctx context.Context, host string) (string, error) {
 	}
 	k, err := m.Portal().MintNodeKey(ctx, resources.Actor{Label: demoAdmin}, host)
 	return k.Key, err
+}
+
+// demoFleetDir is where the demo fleet lives under a data directory.
+func demoFleetDir(dataDir string) string { return filepath.Join(dataDir, "demo-fleet") }
+
+// demoKeyFile is the key file of host's demo agent in the fleet directory
+// dir: like a real agent's --key-file, it re-reads it within a second, so a
+// key rotated by `portal node-key` (which writes it there) needs no
+// restart.
+func demoKeyFile(dir, host string) string { return filepath.Join(dir, host, "node.key") }
+
+// writeDemoKey replaces a demo agent's key file with key (0600), never
+// leaving it half-written.
+func writeDemoKey(file, key string) error {
+	tmp := file + ".new"
+	if err := os.WriteFile(tmp, []byte(key+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the demo agent's key file: %w", err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return fmt.Errorf("write the demo agent's key file: %w", err)
+	}
+	return nil
 }
 
 // close stops the demo agents and their listeners (and removes a private

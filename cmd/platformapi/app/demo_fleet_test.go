@@ -3,12 +3,15 @@ package app
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/bunstore/pgtest"
+	"platformapi/resources/testkit"
 )
 
 // TestDemoFleet_GPUMemoryOfTheRosterClassPassthroughCountedOnce: the
@@ -70,5 +73,45 @@ func TestDemoFleet_HealthOfEveryNodeAndGPUClassTotals(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantTotals, totals); diff != "" {
 		t.Fatalf("gpu_classes (-want +got)\n%s", diff)
+	}
+}
+
+// TestPortalNodeKey_DemoInstall_TheDemoAgentTakesTheRotatedKey: on a demo
+// installation `portal node-key` (another process, the same --data-dir)
+// writes the new key into the node's demo agent's key file, as an operator
+// would into a real agent's: the agent takes it within a second and
+// refuses the old one, with no restart. (Before, the demo agents held their
+// start's key, and every copy onto a rotated node failed "node key
+// refused" until serve restarted.)
+func TestPortalNodeKey_DemoInstall_TheDemoAgentTakesTheRotatedKey(t *testing.T) {
+	const host = "gpu-fra1-02"
+	dsn, dir := pgtest.DSN(t), t.TempDir()
+	startDemoWith(t, Options{DatabaseURL: dsn, DataDir: dir})
+	old, err := os.ReadFile(demoKeyFile(demoFleetDir(dir), host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cli{t: t, dsn: dsn}
+	rotated := c.ok("--data-dir", dir, "portal", "node-key", host, "--as", demoAdmin)
+	if rotated["rotated"] != true || rotated["demo_agent_key_file"] != demoKeyFile(demoFleetDir(dir), host) {
+		t.Fatalf("portal node-key on the demo: %v", rotated)
+	}
+	var agentURL string
+	c.query("SELECT agent_url FROM ai_nodes WHERE hostname = '"+host+"'", &agentURL)
+	status := func(key string) int {
+		req, _ := http.NewRequest("GET", agentURL+"/v1/status", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		return res.StatusCode
+	}
+	testkit.Eventually(t, 5*time.Second, "the demo agent takes the rotated key", func() bool {
+		return status(rotated["node_key"].(string)) == http.StatusOK
+	})
+	if got := status(strings.TrimSpace(string(old))); got != http.StatusUnauthorized {
+		t.Fatalf("the demo agent answers the old key %d, want 401", got)
 	}
 }

@@ -25,9 +25,15 @@ type demoServer struct {
 // ends (without the background worker: the tests only read and patch).
 func startDemo(t *testing.T, dsn string, frozen time.Time) *demoServer {
 	t.Helper()
+	return startDemoWith(t, Options{DatabaseURL: dsn, FrozenClock: frozen})
+}
+
+// startDemoWith is startDemo with the options o (a data directory, say).
+func startDemoWith(t *testing.T, o Options) *demoServer {
+	t.Helper()
 	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "demo-test-pepper-0123456789")
-	m, err := Open(t.Context(), Options{DatabaseURL: dsn, FrozenClock: frozen,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	m, err := Open(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

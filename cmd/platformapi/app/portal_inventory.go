@@ -43,18 +43,41 @@ func portalNodeKey(opts *Options, out io.Writer) *cobra.Command {
 		Long: "Draws a new node key for the roster node HOSTNAME and prints {hostname, node_key, rotated, " +
 			"created_at} once: put node_key into the agent's --key-file (the agent re-reads it within a second). " +
 			"An earlier key of the node stops working at once. The server keeps only a nonce the key derives from " +
-			"under the token pepper. Audited as ai_node.node_key.",
+			"under the token pepper. Audited as ai_node.node_key. On a demo installation (serve --demo, same " +
+			"--data-dir) the new key is also written into the node's demo agent's key file, named as " +
+			"demo_agent_key_file.",
 		Args: cobra.ExactArgs(1),
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
 			k, err := m.Portal().MintNodeKey(c.Context(), resources.Actor{Label: as}, args[0])
 			if err != nil {
 				return err
 			}
-			return PrintJSON(out, k)
+			res := struct {
+				resources.NodeKeyMint
+				DemoAgentKeyFile string `json:"demo_agent_key_file,omitempty"`
+			}{NodeKeyMint: k}
+			if res.DemoAgentKeyFile, err = m.handDemoAgentKey(k); err != nil {
+				return err
+			}
+			return PrintJSON(out, res)
 		})}
 	cmd.Flags().StringVar(&as, "as", "", "e-mail of the acting person holding ai-write-global or admin (required)")
 	_ = cmd.MarkFlagRequired("as")
 	return cmd
+}
+
+// handDemoAgentKey writes a new node key into the key file of the node's
+// demo agent, as an operator would into a real agent's, when this data
+// directory holds one; it returns the file ("" when there is none).
+func (m *Main) handDemoAgentKey(k resources.NodeKeyMint) (string, error) {
+	if m.opts.DataDir == "" {
+		return "", nil
+	}
+	file := demoKeyFile(demoFleetDir(m.opts.DataDir), k.Hostname)
+	if _, err := os.Stat(file); err != nil {
+		return "", nil // no demo agent of that node here
+	}
+	return file, writeDemoKey(file, k.Key)
 }
 
 // readInventory reads and validates an inventory file ("-": stdin).
