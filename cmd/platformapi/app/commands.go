@@ -43,7 +43,10 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 
 // globalInput is what the flags every command takes give as text, parsed
 // before the command runs.
-type globalInput struct{ logLevel, frozen string }
+type globalInput struct {
+	level  levelFlag
+	frozen string
+}
 
 // flags declares the flags every command takes on root.
 func (g *globalInput) flags(root *cobra.Command, opts *Options) {
@@ -57,7 +60,7 @@ func (g *globalInput) flags(root *cobra.Command, opts *Options) {
 		"are verified against: the raw 32-byte Ed25519 key in standard base64; empty: no bundle verifies")
 	f.StringVar(&opts.RedisURL, "redis-url", "", "Redis shared by every replica: one rate budget per token and "+
 		"the change feed; empty: budgets per replica, change feed on PostgreSQL")
-	f.StringVar(&g.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.Var(&g.level, "log-level", "debug, info, warn or error")
 	f.StringVar(&g.frozen, "frozen-clock", "", "RFC 3339 instant every clock of the command stands at; serve "+
 		"and eval also freeze the database's clock: for demos and evaluations only")
 }
@@ -69,10 +72,7 @@ func (g *globalInput) apply(cmd *cobra.Command, opts *Options, errOut io.Writer)
 	if err := applyEnv(cmd, os.Getenv); err != nil {
 		return err
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
-		return err
-	}
+	lvl := g.level.Level
 	logs := errOut
 	if cmd.Name() == "serve" {
 		logs, opts.stopLogs = bufferedLog(errOut)

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -81,3 +83,24 @@ func sayEnv(cmd *cobra.Command) {
 
 // envSuffix is what sayEnv appends to a usage.
 func envSuffix(names []string) string { return " (env " + strings.Join(names, ", ") + ")" }
+
+// levelFlag is a log level as a flag's value (info when not set): a value
+// that is not debug, info, warn or error is refused as the flag, or its
+// environment variable, is read, naming it.
+type levelFlag struct{ slog.Level }
+
+// Set implements pflag.Value.
+func (l *levelFlag) Set(s string) error {
+	var v slog.Level
+	if err := v.UnmarshalText([]byte(s)); err != nil {
+		return errors.New("want debug, info, warn or error")
+	}
+	l.Level = v
+	return nil
+}
+
+// String implements pflag.Value: the level in lower case.
+func (l *levelFlag) String() string { return strings.ToLower(l.Level.String()) }
+
+// Type implements pflag.Value.
+func (l *levelFlag) Type() string { return "level" }

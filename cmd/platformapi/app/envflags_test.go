@@ -55,6 +55,8 @@ func TestEnvFlags_ServeFlagWinsVariableUsedAliasRefusedByName(t *testing.T) {
 			"PLATFORMAPI_DATABASE_URL": "postgres://c"}, nil, map[string]string{"database-url": "postgres://c"}, ""},
 		{"a value that does not parse", map[string]string{"PLATFORMAPI_JOB_TIMEOUT": "soon"}, nil, nil,
 			"PLATFORMAPI_JOB_TIMEOUT"},
+		{"a log level that is none", map[string]string{"PLATFORMAPI_LOG_LEVEL": "banana"}, nil, nil,
+			"PLATFORMAPI_LOG_LEVEL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
