@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"io"
 	"strings"
 	"testing"
@@ -82,5 +83,30 @@ func TestEnvFlags_ServeFlagWinsVariableUsedAliasRefusedByName(t *testing.T) {
 				t.Fatalf("flags (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestNodeAgentHelp_OnlyTheAgentsFlagsLogLevelWithItsVariables: node-agent
+// --help lists the agent's flags and, of the global ones, --log-level with
+// the variables the agent reads for it (its own first); the server's
+// global flags (a database, Redis, a data directory) are not offered.
+func TestNodeAgentHelp_OnlyTheAgentsFlagsLogLevelWithItsVariables(t *testing.T) {
+	var out bytes.Buffer
+	root := NewRootCommand(&out, io.Discard)
+	root.SetArgs([]string{"node-agent", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	for _, want := range []string{"--cache-root", "--key-file",
+		"(env PLATFORMAPI_NODE_AGENT_LOG_LEVEL, PLATFORMAPI_LOG_LEVEL)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("node-agent --help lacks %q:\n%s", want, help)
+		}
+	}
+	for _, server := range []string{"--database-url", "--redis-url", "--data-dir", "--token-pepper-file"} {
+		if strings.Contains(help, server) {
+			t.Errorf("node-agent --help offers the server's %s", server)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"platformapi/resources/nodeagent"
 )
@@ -38,6 +40,7 @@ func nodeAgentCommand(opts *Options) *cobra.Command {
 			return RunNodeAgent(cmd.Context(), o, opts.Logger)
 		},
 	}
+	cmd.SetHelpFunc(nodeAgentHelp)
 	f := cmd.Flags()
 	f.StringVar(&o.Addr, "addr", ":9441", "listen address")
 	f.StringVar(&o.StoreRoot, "store-root", "", "the central model store as mounted on this node; only ever "+
@@ -86,4 +89,20 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 	}
 	log.Info("node agent stopped")
 	return nil
+}
+
+// nodeAgentHelp is node-agent's --help: of the global flags only
+// --log-level, which the agent reads, with the agent's variables for it;
+// the server's (--database-url, --redis-url, --data-dir, …) mean nothing
+// to it and are left out.
+func nodeAgentHelp(c *cobra.Command, args []string) {
+	root := c.Root()
+	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "log-level" {
+			f.Hidden = true
+			return
+		}
+		f.Usage = strings.TrimSuffix(f.Usage, envSuffix(envNames(root, f))) + envSuffix(envNames(c, f))
+	})
+	root.HelpFunc()(c, args)
 }
