@@ -69,7 +69,8 @@ type WorkerConfig struct {
 	// AgentPolicy says how the cache jobs poll and retry node agents.
 	AgentPolicy AgentPolicy
 	// ReconcileInterval is how often the node caches are compared with the
-	// agents' reports (0: DefaultReconcileInterval).
+	// agents' reports (0: DefaultReconcileInterval; negative: never, for a
+	// short-lived worker that only carries out a scripted story).
 	ReconcileInterval time.Duration
 }
 
@@ -102,7 +103,7 @@ func (s *Store) NewWorker(cfg WorkerConfig) (*Worker, error) {
 		RescueStuckJobsAfter: max(cmpOr(cfg.RescueAfter, 10*time.Minute), timeout),
 		FetchPollInterval:    cmpOr(cfg.PollInterval, time.Second),
 		FetchCooldown:        min(cmpOr(cfg.PollInterval, time.Second), 100*time.Millisecond),
-		Logger:               cfg.Logger,
+		Logger:               slog.New(stopQuiet{cfg.Logger.Handler()}),
 		Middleware:           s.jobMiddleware(),
 		SoftStopTimeout:      softStopTimeout,
 	})
@@ -135,8 +136,11 @@ func (s *Store) workers(cfg WorkerConfig) *river.Workers {
 }
 
 // reconcileSchedule runs the node cache reconcile every interval, and once
-// as the worker starts.
+// as the worker starts; none for a negative interval.
 func reconcileSchedule(interval time.Duration) []*river.PeriodicJob {
+	if interval < 0 {
+		return nil
+	}
 	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cmpOr(interval, DefaultReconcileInterval)),
 		func() (river.JobArgs, *river.InsertOpts) {
 			return reconcileArgs{}, &river.InsertOpts{MaxAttempts: 1}

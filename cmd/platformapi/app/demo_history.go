@@ -49,7 +49,8 @@ func (m *Main) loadDemoHistory(ctx context.Context, h http.Handler) error {
 	sim := pipelinesim.New(m.store, 0, pipelinesim.WithLogger(m.opts.Logger))
 	defer sim.Close()
 	w, err := m.store.NewWorker(bunstore.WorkerConfig{Pipeline: sim, PollInterval: 10 * time.Millisecond,
-		Logger: m.opts.Logger, Agents: m.fleet, AgentPolicy: bunstore.AgentPolicy{Poll: 20 * time.Millisecond}})
+		Logger: m.opts.Logger, Agents: m.fleet, AgentPolicy: bunstore.AgentPolicy{Poll: 20 * time.Millisecond},
+		ReconcileInterval: -1}) // the story's moment only; the server's worker reconciles
 	if err != nil {
 		return err
 	}
