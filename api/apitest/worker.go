@@ -45,7 +45,7 @@ func (e *Env) startWorker(logger *slog.Logger, o Options) {
 		Logger: logger, Metrics: e.Metrics, Agents: e.Fleet, AgentPolicy: policy,
 		ReconcileInterval: cmp.Or(o.ReconcileInterval, time.Hour)}
 	e.Worker = e.StartWorker()
-	e.T.Cleanup(e.Pipeline.Close) // after the worker stopped (cleanups run last first)
+	e.T.Cleanup(e.Pipeline.Close) // runs first (cleanups run last first): closed, then the worker stops
 }
 
 // StartWorker starts a background worker with the Env's configuration
