@@ -48,7 +48,7 @@ type personRow struct {
 
 func (p personRow) principal() resources.Principal {
 	return resources.Principal{Kind: resources.PrincipalUser, ID: p.ID, Email: p.Email, Name: p.DisplayName,
-		Active: p.Status == "active", Permissions: nonNilStrings(p.Permissions)}
+		Active: p.Status == "active", Permissions: resources.CanonicalKeys(p.Permissions)}
 }
 
 // personByEmail loads a person, any status, by e-mail (case-insensitive).

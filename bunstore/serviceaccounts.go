@@ -29,7 +29,7 @@ func (a serviceAccountRow) account() resources.ServiceAccount {
 
 func (a serviceAccountRow) principal() resources.Principal {
 	return resources.Principal{Kind: resources.PrincipalServiceAccount, ID: a.ID, Name: a.Name,
-		Active: a.Status == "active", Permissions: nonNilStrings(a.Permissions)}
+		Active: a.Status == "active", Permissions: resources.CanonicalKeys(a.Permissions)}
 }
 
 func serviceAccountByName(ctx context.Context, db bun.IDB, name string) (serviceAccountRow, error) {

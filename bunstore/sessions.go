@@ -23,7 +23,7 @@ type sessionRow struct {
 
 func (r sessionRow) session() resources.Session {
 	return resources.Session{UserID: r.UserID, Email: r.Email, DisplayName: r.DisplayName,
-		CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt, Permissions: nonNilStrings(r.Permissions)}
+		CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt, Permissions: resources.CanonicalKeys(r.Permissions)}
 }
 
 var errNoActivePerson = resources.Errorf(resources.KindForbidden, resources.CodeSignInRequired,

@@ -57,7 +57,7 @@ func selectToken(db bun.IDB, model any) *bun.SelectQuery {
 func (t tokenRow) token() resources.APIToken {
 	out := resources.APIToken{ID: t.ID, Kind: t.Kind, Name: t.Name, UserID: t.UserID, ServiceAccountID: t.ServiceAccountID,
 		OwnerEmail: t.OwnerEmail, OwnerName: t.OwnerName,
-		MintedBy: t.MintedBy, Scopes: nonNilStrings(t.Scopes), AllowDestroy: t.AllowDestroy, ExpiresAt: t.ExpiresAt,
+		MintedBy: t.MintedBy, Scopes: resources.CanonicalKeys(t.Scopes), AllowDestroy: t.AllowDestroy, ExpiresAt: t.ExpiresAt,
 		RevokedAt: t.RevokedAt, RevokedBy: t.RevokedBy, LastUsedAt: t.LastUsedAt, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	for _, s := range t.AllowedIPs {
 		if p, err := netip.ParsePrefix(s); err == nil {
@@ -99,7 +99,7 @@ func (s *Store) CredentialByHash(ctx context.Context, hash []byte) (*resources.C
 	}
 	c := &resources.Credential{Token: r.token()}
 	c.Owner = resources.Principal{Kind: resources.PrincipalUser, Email: r.OwnerEmail, Name: r.OwnerName,
-		Active: r.OwnerActive, Permissions: nonNilStrings(r.OwnerPerms)}
+		Active: r.OwnerActive, Permissions: resources.CanonicalKeys(r.OwnerPerms)}
 	if r.Kind == resources.TokenKindServiceAccount {
 		c.Owner.Kind, c.Owner.ID = resources.PrincipalServiceAccount, *r.ServiceAccountID
 	} else {

@@ -63,6 +63,30 @@ var permissionCatalogue = []Permission{
 	{PermSSHConsole, "SSH console access; never on a token.", false},
 }
 
+// catalogueKeys maps each key of the catalogue to the catalogue's own string.
+var catalogueKeys = func() map[string]string {
+	m := make(map[string]string, len(permissionCatalogue))
+	for _, p := range permissionCatalogue {
+		m[p.Key] = p.Key
+	}
+	return m
+}()
+
+// CanonicalKeys returns a copy of keys (empty, not nil, for none) in which
+// every key of the catalogue is the catalogue's own string, so the key sets
+// that many credentials and sessions hold share their text instead of each
+// holding the copy a database read made; other keys are kept as they are.
+func CanonicalKeys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		if c, ok := catalogueKeys[k]; ok {
+			k = c
+		}
+		out[i] = k
+	}
+	return out
+}
+
 // Permissions returns the whole catalogue, ordered by key.
 func Permissions() []Permission {
 	out := slices.Clone(permissionCatalogue)
