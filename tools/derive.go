@@ -253,15 +253,8 @@ func inlineRef(doc *huma.OpenAPI, ref string, stack []string) (map[string]any, e
 	if slices.Contains(stack, ref) {
 		return nil, fmt.Errorf("recursive schema %s cannot be a tool argument", ref)
 	}
-	var target *huma.Schema
-	if doc.Components != nil && doc.Components.Schemas != nil {
-		target = doc.Components.Schemas.SchemaFromRef(ref)
-	}
-	if target == nil {
-		return nil, fmt.Errorf("unresolvable schema reference %s", ref)
-	}
-	var m map[string]any
-	if err := remarshal(target, &m); err != nil {
+	m, err := component(doc, ref)
+	if err != nil {
 		return nil, err
 	}
 	if err := inlineRefs(doc, m, append(stack, ref)); err != nil {

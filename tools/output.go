@@ -61,7 +61,7 @@ func outputSchema(doc *huma.OpenAPI, op *huma.Operation) (json.RawMessage, strin
 	return raw, rootName, err
 }
 
-// component reads a component schema as a compact generic JSON value.
+// component reads a component schema as a generic JSON value.
 func component(doc *huma.OpenAPI, ref string) (map[string]any, error) {
 	var target *huma.Schema
 	if doc.Components != nil && doc.Components.Schemas != nil {
@@ -74,7 +74,6 @@ func component(doc *huma.OpenAPI, ref string) (map[string]any, error) {
 	if err := remarshal(target, &m); err != nil {
 		return nil, err
 	}
-	compact(m)
 	return m, nil
 }
 
@@ -83,6 +82,7 @@ func component(doc *huma.OpenAPI, ref string) (map[string]any, error) {
 func outputComponent(doc *huma.OpenAPI, ref string) (map[string]any, error) {
 	m, err := component(doc, ref)
 	if err == nil {
+		compact(m)
 		dropLimits(m)
 	}
 	return m, err
