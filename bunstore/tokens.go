@@ -116,7 +116,9 @@ func (s *Store) TouchToken(ctx context.Context, id int64, at time.Time) error {
 }
 
 // liveToken is true of the tokens that can still authenticate at the
-// moment given as its one argument (the store's clock).
+// moment given as its one argument (the store's clock): Credential.Check's
+// rules on revocation and expiry, in SQL (TestLiveTokens_AgreeWithCredentialCheck
+// keeps the two the same).
 const liveToken = `revoked_at IS NULL AND expires_at > ?`
 
 // EachLiveTokenHash implements resources.Credentials. The hashes are read
