@@ -90,7 +90,7 @@ func main() {
 	flag.BoolVar(&c.warm, "warm", true, "send one GET /api/v1/whoami with each token before its load, "+
 		"so the load measures steady state rather than each rotated token's first use")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory: the servers' logs, the wrk scripts")
-	flag.BoolVar(&c.reuse, "reuse", false, "reuse the bench database an earlier run seeded (faster; removes what its loads added)")
+	flag.BoolVar(&c.reuse, "reuse", false, "reuse the bench database an earlier run seeded (faster; removes what its loads added, its tokens included: run one bench at a time)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
