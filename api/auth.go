@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/netip"
@@ -33,16 +34,17 @@ type Authenticator struct {
 // NewAuthenticator builds an Authenticator; an unconfigured pepper makes
 // every authentication answer 503 api_tokens_unconfigured. failures counts
 // failed authentications per client address (nil: in-process,
-// AuthFailuresPerMinute per address).
+// AuthFailuresPerMinute per address). recheck paces the whole reloads of
+// its view of live tokens (0: DefaultRecheck).
 func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now func() time.Time,
-	logger *slog.Logger, failures RateLimiter) *Authenticator {
+	logger *slog.Logger, failures RateLimiter, recheck time.Duration) *Authenticator {
 	if failures == nil {
 		failures = NewLocalLimiter(AuthFailuresPerMinute, now)
 	}
 	return &Authenticator{pepper: pepper, mac: resources.NewMAC(pepper), creds: creds,
 		now: now, logger: logger,
 		touches: touchLog{at: map[int64]time.Time{}}, failures: newFailureLimit(failures, now),
-		live: newLiveTokens(creds, DefaultRecheck, logger)}
+		live: newLiveTokens(creds, cmp.Or(recheck, DefaultRecheck), logger)}
 }
 
 // Authenticate checks the bearer token in header for a client at addr. It

@@ -64,7 +64,7 @@ type gatewayEntry struct {
 func newLiveGatewayKeys(svc resources.GatewayKeyOpener, cfg Config) *liveGatewayKeys {
 	v := &liveGatewayKeys{svc: svc, flushEvery: cfg.GatewayKeyUseFlush,
 		now: cfg.Now, logger: cfg.Logger, byHash: map[[sha256.Size]byte]*gatewayEntry{},
-		byID: map[int64][sha256.Size]byte{}, pending: map[int64]int{}, reloads: newReloads(cfg.GatewayKeyRecheck),
+		byID: map[int64][sha256.Size]byte{}, pending: map[int64]int{}, reloads: newReloads(cfg.ViewRecheck),
 		uses: useLog{last: map[int64]int64{}, spare: map[int64]int64{}}}
 	v.size = prometheus.NewGauge(prometheus.GaugeOpts{Name: "platformapi_gateway_keys_live",
 		Help: "AI gateway keys in this replica's view (not revoked; expired ones included)."})

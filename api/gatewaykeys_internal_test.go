@@ -80,7 +80,7 @@ func TestLiveGatewayKeys_Run_WritesTheLastUsesWhenStopped(t *testing.T) {
 	rec := recordingKeys{fixedKeys: fixedKeys{key: resources.Pepper("server-key-0123456789abcdef")},
 		written: make(chan []resources.GatewayKeyUse, 4)}
 	v := newLiveGatewayKeys(rec, Config{Now: time.Now, Metrics: prometheus.NewRegistry(),
-		GatewayKeyRecheck: time.Hour, GatewayKeyUseFlush: time.Hour})
+		ViewRecheck: time.Hour, GatewayKeyUseFlush: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); v.Run(ctx) }()

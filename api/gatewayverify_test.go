@@ -310,7 +310,7 @@ func TestGatewayVerify_WithoutChangeFeed_ReloadEveryRecheckAndOnResync(t *testin
 		resync  bool
 	}{{"periodic reload", 200 * time.Millisecond, false}, {"resync", time.Hour, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			e := apitest.New(t, apitest.Options{NoChangeFeed: true, GatewayKeyRecheck: c.recheck})
+			e := apitest.New(t, apitest.Options{NoChangeFeed: true, ViewRecheck: c.recheck})
 			tok := e.TokenFor(apitest.AdminEmail, resources.NewToken{Name: "k", AllowDestroy: true,
 				Scopes: []string{resources.PermAIGatewayKeys}})
 			k := createKey(t, e, tok, map[string]any{"name": "k", "return_value": true})

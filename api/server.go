@@ -62,10 +62,11 @@ type Config struct {
 	// every request reads its token from PostgreSQL. Use it only with a change
 	// feed calling Changed and Resync (or accept the re-check interval's delay).
 	CredentialCache *CredentialCache
-	// GatewayKeyRecheck is how often the view of live gateway keys behind
-	// /ai-gateway/verify is reloaded whole (the bound on a missed change,
-	// as for cached credentials); 0 → DefaultRecheck.
-	GatewayKeyRecheck time.Duration
+	// ViewRecheck is how often the in-memory views of the database are
+	// reloaded whole — the live gateway keys behind /ai-gateway/verify and
+	// the live tokens a refused address may present (the bound on a missed
+	// change, as for cached credentials); 0 → DefaultRecheck.
+	ViewRecheck time.Duration
 	// GatewayKeyUseFlush is how often the keys' last uses are written to
 	// PostgreSQL (one statement); 0 → DefaultGatewayUseFlush.
 	GatewayKeyUseFlush time.Duration
@@ -137,12 +138,12 @@ func New(cfg Config, svc Services) *Server {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, svc: svc, cursors: NewCursors(cfg.CursorKey),
-		auth:      NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now, cfg.Logger, cfg.AuthFailures),
+		auth: NewAuthenticator(cfg.Pepper, svc.Credentials, cfg.Now, cfg.Logger, cfg.AuthFailures,
+			cfg.ViewRecheck),
 		apiSwitch: &apiSwitch{settings: svc.Settings, now: cfg.Now}, metrics: newMetrics(cfg.Metrics),
 		licence: &licenceCache{svc: svc.Licences, verifier: resources.LicenceVerifier{Keys: cfg.LicenceKeys},
 			now: cfg.Now}, gateway: newLiveGatewayKeys(svc.AIGateway, cfg)}
 	s.auth.cache = cfg.CredentialCache
-	s.auth.live.reloads.recheck = cfg.GatewayKeyRecheck
 	s.router = chi.NewRouter()
 	s.router.Use(append(s.rootChain(), middleware.GetHead)...)
 	s.router.NotFound(s.notFound)
@@ -176,7 +177,7 @@ func (cfg Config) withDefaults() Config {
 	}
 	cfg.RequestTimeout = cmp.Or(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.BodyReadTimeout = cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout)
-	cfg.GatewayKeyRecheck = cmp.Or(cfg.GatewayKeyRecheck, DefaultRecheck)
+	cfg.ViewRecheck = cmp.Or(cfg.ViewRecheck, DefaultRecheck)
 	cfg.GatewayKeyUseFlush = cmp.Or(cfg.GatewayKeyUseFlush, DefaultGatewayUseFlush)
 	if cfg.Limiter == nil {
 		cfg.Limiter = NewLocalLimiter(RatePerMinute, cfg.Now)

@@ -113,9 +113,9 @@ type Options struct {
 	// ReconcileInterval is the node cache reconcile's interval (0: an hour,
 	// so that only tests that ask for it see it run after the first).
 	ReconcileInterval time.Duration
-	// GatewayKeyRecheck is how often the view of live gateway keys is
-	// reloaded whole (0: api.DefaultRecheck).
-	GatewayKeyRecheck time.Duration
+	// ViewRecheck is how often the views of live gateway keys and live
+	// tokens are reloaded whole (0: api.DefaultRecheck).
+	ViewRecheck time.Duration
 	// Networks are the client networks served (nil: api.DefaultNetworks).
 	Networks []netip.Prefix
 	// TrustedProxies are the proxies whose forwarded client address counts
@@ -227,7 +227,7 @@ func (e *Env) serverConfig(o Options, pepper resources.Pepper, logger *slog.Logg
 	cfg := api.Config{Pepper: pepper, CursorKey: key, Limiter: o.Limiter, Logger: logger, Now: e.Clock.Now,
 		LicenceKeys: []ed25519.PublicKey{licencetest.PublicKey()}, Metrics: e.Metrics, MetricsGatherer: e.Metrics,
 		RequestTimeout: o.RequestTimeout, BodyReadTimeout: o.BodyReadTimeout, Networks: o.Networks,
-		GatewayKeyRecheck: o.GatewayKeyRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush,
+		ViewRecheck: o.ViewRecheck, GatewayKeyUseFlush: GatewayKeyUseFlush,
 		TrustedProxies: o.TrustedProxies, Tracing: o.Tracing}
 	if o.CredentialCache > 0 {
 		cfg.CredentialCache = api.NewCredentialCache(o.CredentialCache, e.Clock.Now, nil)

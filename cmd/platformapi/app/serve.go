@@ -175,7 +175,7 @@ func (m *Main) apiConfig(ctx context.Context, o ServeOptions, reg *prometheus.Re
 	}
 	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
 		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
-		RequestTimeout: o.RequestTimeout, GatewayKeyRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies,
+		RequestTimeout: o.RequestTimeout, ViewRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies,
 		Tracing: m.tracing}
 	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
 	if m.shared != nil {
