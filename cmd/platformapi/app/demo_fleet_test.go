@@ -115,3 +115,28 @@ func TestPortalNodeKey_DemoInstall_TheDemoAgentTakesTheRotatedKey(t *testing.T) 
 		t.Fatalf("the demo agent answers the old key %d, want 401", got)
 	}
 }
+
+// A rotated node key is shown once: when the demo agent's key file cannot
+// be written, the key is still printed (so it is not lost), without
+// demo_agent_key_file, and the command fails naming the file.
+func TestPortalNodeKey_DemoKeyFileUnwritable_KeyStillPrinted(t *testing.T) {
+	const host = "gpu-fra1-02"
+	dsn, dir := pgtest.DSN(t), t.TempDir()
+	startDemoWith(t, Options{DatabaseURL: dsn, DataDir: dir})
+	file := demoKeyFile(demoFleetDir(dir), host)
+	if err := os.Mkdir(file+".new", 0o700); err != nil { // the write's temporary name is taken
+		t.Fatal(err)
+	}
+	c := &cli{t: t, dsn: dsn}
+	out, err := c.run("--data-dir", dir, "portal", "node-key", host, "--as", demoAdmin)
+	if err == nil || !strings.Contains(err.Error(), "demo agent's key file") {
+		t.Fatalf("error = %v, want the key file's failure", err)
+	}
+	key, _ := out["node_key"].(string)
+	if key == "" || out["rotated"] != true {
+		t.Fatalf("output = %v, want the rotated key printed", out)
+	}
+	if _, ok := out["demo_agent_key_file"]; ok {
+		t.Fatalf("output names the key file it could not write: %v", out)
+	}
+}

@@ -56,10 +56,14 @@ func portalNodeKey(opts *Options, out io.Writer) *cobra.Command {
 				resources.NodeKeyMint
 				DemoAgentKeyFile string `json:"demo_agent_key_file,omitempty"`
 			}{NodeKeyMint: k}
-			if res.DemoAgentKeyFile, err = m.handDemoAgentKey(k); err != nil {
+			file, ferr := m.handDemoAgentKey(k)
+			if ferr == nil {
+				res.DemoAgentKeyFile = file
+			}
+			if err := PrintJSON(out, res); err != nil { // the key is shown this once: print it first
 				return err
 			}
-			return PrintJSON(out, res)
+			return ferr
 		})}
 	cmd.Flags().StringVar(&as, "as", "", "e-mail of the acting person holding ai-write-global or admin (required)")
 	_ = cmd.MarkFlagRequired("as")
