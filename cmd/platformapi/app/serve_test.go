@@ -173,8 +173,9 @@ func waitWhoami(t *testing.T, addr, token string) map[string]any {
 			return false
 		}
 		defer res.Body.Close()
-		if res.StatusCode != 200 || json.NewDecoder(res.Body).Decode(&m) != nil {
-			t.Fatalf("whoami status %d", res.StatusCode)
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 || json.Unmarshal(body, &m) != nil {
+			t.Fatalf("whoami status %d: %s", res.StatusCode, body)
 		}
 		return true
 	})
