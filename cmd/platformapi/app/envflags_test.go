@@ -110,3 +110,33 @@ func TestNodeAgentHelp_OnlyTheAgentsFlagsLogLevelWithItsVariables(t *testing.T) 
 		}
 	}
 }
+
+// TestNodeAgentHelp_LeavesTheRootsFlagsAsTheyWere: node-agent's help hides
+// the server's global flags for its own page only; the same command tree
+// asked for its root help afterwards still offers them, and a second
+// node-agent --help names the agent's variables once.
+func TestNodeAgentHelp_LeavesTheRootsFlagsAsTheyWere(t *testing.T) {
+	var out bytes.Buffer
+	root := NewRootCommand(&out, io.Discard)
+	for _, args := range [][]string{{"node-agent", "--help"}, {"node-agent", "--help"}} {
+		out.Reset()
+		root.SetArgs(args)
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(out.String(), "PLATFORMAPI_NODE_AGENT_LOG_LEVEL"); n != 1 {
+		t.Errorf("the second node-agent --help names the agent's variable %d times:\n%s", n, out.String())
+	}
+	out.Reset()
+	root.SetArgs([]string{"--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--database-url", "--redis-url", "--data-dir",
+		"--log-level level", "debug, info, warn or error (env PLATFORMAPI_LOG_LEVEL) (default info)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("root --help after node-agent --help lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -94,15 +94,27 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 // nodeAgentHelp is node-agent's --help: of the global flags only
 // --log-level, which the agent reads, with the agent's variables for it;
 // the server's (--database-url, --redis-url, --data-dir, …) mean nothing
-// to it and are left out.
+// to it and are left out. The root's flags are put back as they were once
+// the page is written, so the command tree's other help pages are unchanged.
 func nodeAgentHelp(c *cobra.Command, args []string) {
 	root := c.Root()
+	type shown struct {
+		hidden bool
+		usage  string
+	}
+	was := map[*pflag.Flag]shown{}
 	root.PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		was[f] = shown{f.Hidden, f.Usage}
 		if f.Name != "log-level" {
 			f.Hidden = true
 			return
 		}
 		f.Usage = strings.TrimSuffix(f.Usage, envSuffix(envNames(root, f))) + envSuffix(envNames(c, f))
 	})
+	defer func() {
+		for f, s := range was {
+			f.Hidden, f.Usage = s.hidden, s.usage
+		}
+	}()
 	root.HelpFunc()(c, args)
 }
