@@ -143,14 +143,21 @@ func demoFleetDir(dataDir string) string { return filepath.Join(dataDir, "demo-f
 func demoKeyFile(dir, host string) string { return filepath.Join(dir, host, "node.key") }
 
 // writeDemoKey replaces a demo agent's key file with key (0600), never
-// leaving it half-written.
+// leaving it half-written: the key goes to a temporary file of its own in
+// the same directory (two writers never share one), which then replaces
+// the key file.
 func writeDemoKey(file, key string) error {
-	tmp := file + ".new"
-	if err := os.WriteFile(tmp, []byte(key+"\n"), 0o600); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".node.key-*") // 0600
+	if err != nil {
 		return fmt.Errorf("write the demo agent's key file: %w", err)
 	}
-	if err := os.Rename(tmp, file); err != nil {
-		return fmt.Errorf("write the demo agent's key file: %w", err)
+	_, err = tmp.WriteString(key + "\n")
+	if err = errors.Join(err, tmp.Close()); err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write the demo agent's key file %s: %w", file, err)
 	}
 	return nil
 }

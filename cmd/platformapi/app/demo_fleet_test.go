@@ -1,10 +1,14 @@
 package app
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,7 +128,11 @@ func TestPortalNodeKey_DemoKeyFileUnwritable_KeyStillPrinted(t *testing.T) {
 	dsn, dir := pgtest.DSN(t), t.TempDir()
 	startDemoWith(t, Options{DatabaseURL: dsn, DataDir: dir})
 	file := demoKeyFile(demoFleetDir(dir), host)
-	if err := os.Mkdir(file+".new", 0o700); err != nil { // the write's temporary name is taken
+	// a directory (not empty) where the key file was: the write cannot replace it
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(file, "taken"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	c := &cli{t: t, dsn: dsn}
@@ -138,5 +146,42 @@ func TestPortalNodeKey_DemoKeyFileUnwritable_KeyStillPrinted(t *testing.T) {
 	}
 	if _, ok := out["demo_agent_key_file"]; ok {
 		t.Fatalf("output names the key file it could not write: %v", out)
+	}
+}
+
+// Two writers of one demo agent's key file (serve --demo starting while
+// portal node-key rotates, or two rotations) never meet in a shared
+// temporary file: every write succeeds, the file holds one whole key, and
+// no temporary file is left behind.
+func TestWriteDemoKey_ConcurrentWritersLeaveOneWholeKey(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "node.key")
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*50)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				errs <- writeDemoKey(file, fmt.Sprintf("key-%d-%03d", w, i))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a concurrent write failed: %v", err)
+		}
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^key-[0-7]-[0-9]{3}\n$`).Match(got) {
+		t.Fatalf("key file holds %q, want one whole key", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("the directory holds %d entries, want the key file alone", len(entries))
 	}
 }
