@@ -122,6 +122,24 @@ func specFor(doc *huma.OpenAPI, path string, op *huma.Operation, decl api.Op) (t
 		return spec, fmt.Errorf("toolset %q is not one of %v (declare Op.Toolset)", decl.Toolset, api.Toolsets())
 	}
 	spec.toolset, spec.permissions = decl.Toolset, decl.Permissions
+	raw, err := spec.inputSchema(doc, op)
+	if err != nil {
+		return spec, err
+	}
+	out, rootDef, err := outputSchema(doc, op)
+	if err != nil {
+		return spec, err
+	}
+	spec.rootDef = rootDef
+	spec.itemKey, _ = op.Extensions[api.ExtItemKey].([]string)
+	spec.tool = newTool(decl, raw, out)
+	return spec, nil
+}
+
+// inputSchema notes op's path and query parameters as the tool's
+// arguments and returns the arguments' schema: an object of them, the
+// path's and the required query parameters required, nothing else allowed.
+func (spec *toolSpec) inputSchema(doc *huma.OpenAPI, op *huma.Operation) (json.RawMessage, error) {
 	props := map[string]any{}
 	required := []string{}
 	for _, p := range op.Parameters {
@@ -130,7 +148,7 @@ func specFor(doc *huma.OpenAPI, path string, op *huma.Operation, decl api.Op) (t
 		}
 		schema, err := paramSchema(doc, p)
 		if err != nil {
-			return spec, fmt.Errorf("parameter %s: %w", p.Name, err)
+			return nil, fmt.Errorf("parameter %s: %w", p.Name, err)
 		}
 		props[p.Name] = schema
 		if spec.inputProps == nil {
@@ -149,18 +167,7 @@ func specFor(doc *huma.OpenAPI, path string, op *huma.Operation, decl api.Op) (t
 	if len(required) > 0 {
 		in["required"] = required
 	}
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return spec, err
-	}
-	out, rootDef, err := outputSchema(doc, op)
-	if err != nil {
-		return spec, err
-	}
-	spec.rootDef = rootDef
-	spec.itemKey, _ = op.Extensions[api.ExtItemKey].([]string)
-	spec.tool = newTool(decl, raw, out)
-	return spec, nil
+	return json.Marshal(in)
 }
 
 // newTool builds the MCP tool with explicit annotations. It must use
