@@ -54,9 +54,9 @@ func (s *Server) verifyGatewayKey(w http.ResponseWriter, r *http.Request) {
 	}
 	s.gateway.uses.note(e.id, now)
 	h := w.Header()
-	h[resources.GatewayKeyIDHeader], h[resources.GatewayKeyNameHeader] = e.idHeader, e.name
-	if e.tier != nil {
-		h[resources.GatewayTierHeader] = e.tier
+	h[resources.GatewayKeyIDHeader], h[resources.GatewayKeyNameHeader] = e.header(valID), e.header(valName)
+	if e.vals[valTier] != "" {
+		h[resources.GatewayTierHeader] = e.header(valTier)
 	}
 	w.WriteHeader(http.StatusOK)
 }
