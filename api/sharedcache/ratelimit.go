@@ -158,7 +158,7 @@ func (l *rateLimiter) settle(key string, cost, granted int, res *redis_rate.Resu
 	if now.After(r.until) {
 		r.units = 0
 	}
-	r.remaining, r.known = res.Remaining, true
+	r.remaining, r.known = l.remainingOf(res), true
 	r.units += granted
 	r.until = now.Add(reserveLifetime)
 	d := api.RateDecision{Limit: l.limit.Burst}
@@ -174,6 +174,21 @@ func (l *rateLimiter) settle(key string, cost, granted int, res *redis_rate.Resu
 	r.spent(cost, now)
 	d.Allowed, d.Remaining = true, r.remaining+r.units
 	return d
+}
+
+// remainingOf is the whole units the shared budget holds after res.
+// redis_rate's Remaining truncates the script's float count, which lands a
+// hair under a whole number about half the time (599 comes back as 598);
+// after a grant it is derived here from ResetAfter, the time until the
+// budget is full again (burst − ResetAfter/emission), allowing a thousandth
+// of a unit for the float. A refusal keeps the script's 0.
+func (l *rateLimiter) remainingOf(res *redis_rate.Result) int {
+	if res.Allowed == 0 {
+		return res.Remaining
+	}
+	emission := l.limit.Period / time.Duration(l.limit.Rate)
+	used := res.ResetAfter - emission/1000
+	return min(max(l.limit.Burst-int((used+emission-1)/emission), 0), l.limit.Burst)
 }
 
 // spent counts units spent in the current one-second window.

@@ -2,9 +2,11 @@ package sharedcache_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"platformapi/api/sharedcache/redistest"
@@ -78,6 +80,30 @@ func TestShared_Reservations_NeverAdmitMoreThanTheSharedBudget(t *testing.T) {
 	for _, r := range []*replica{a, b} {
 		if dec, err := r.Take(context.Background(), "token:shared", 30); err != nil || dec.Allowed {
 			t.Fatalf("30 more units after the budget was spent: %+v, %v", dec, err)
+		}
+	}
+}
+
+// RateLimit-Remaining with Redis counts as the replica's own bucket does:
+// a fresh token of 600 that spent one unit has 599 left, then 598, 597…
+// (redis_rate truncates its float count, which lands a hair under a whole
+// number about half the time, and said 598 after the first unit).
+func TestShared_Remaining_CountsWholeUnitsFromTheFirstRequest(t *testing.T) {
+	srv := redistest.Start(t)
+	r := startReplica(t, srv.URL(), 600)
+	testkit.Eventually(t, 0, "the feed is healthy", r.Healthy)
+	for i := range 20 {
+		key := fmt.Sprintf("token:fresh-%d", i)
+		var got []int
+		for range 4 {
+			d, err := r.Take(context.Background(), key, 1)
+			if err != nil || !d.Allowed {
+				t.Fatalf("take: %+v %v", d, err)
+			}
+			got = append(got, d.Remaining)
+		}
+		if diff := cmp.Diff([]int{599, 598, 597, 596}, got); diff != "" {
+			t.Fatalf("key %d: remaining after each request (-want +got)\n%s", i, diff)
 		}
 	}
 }
