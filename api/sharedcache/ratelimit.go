@@ -183,10 +183,10 @@ func (l *rateLimiter) settle(key string, cost, granted int, res *redis_rate.Resu
 // budget is full again (burst − ResetAfter/emission), allowing a thousandth
 // of a unit for the float. A refusal keeps the script's 0.
 func (l *rateLimiter) remainingOf(res *redis_rate.Result) int {
-	if res.Allowed == 0 {
+	emission := l.limit.Period / time.Duration(max(l.limit.Rate, 1))
+	if res.Allowed == 0 || emission <= 0 {
 		return res.Remaining
 	}
-	emission := l.limit.Period / time.Duration(l.limit.Rate)
 	used := res.ResetAfter - emission/1000
 	return min(max(l.limit.Burst-int((used+emission-1)/emission), 0), l.limit.Burst)
 }

@@ -3,6 +3,7 @@ package sharedcache_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,25 +86,25 @@ func TestShared_Reservations_NeverAdmitMoreThanTheSharedBudget(t *testing.T) {
 }
 
 // RateLimit-Remaining with Redis counts as the replica's own bucket does:
-// a fresh token of 600 that spent one unit has 599 left, then 598, 597…
-// (redis_rate truncates its float count, which lands a hair under a whole
-// number about half the time, and said 598 after the first unit).
+// a fresh token of 600 that spent one unit has 599 left (redis_rate
+// truncates its float count, which lands a hair under a whole number about
+// half the time, and said 598). Later answers depend on the time between
+// requests (a unit refills every 100 ms), so only the first is asserted,
+// on 20 fresh tokens.
 func TestShared_Remaining_CountsWholeUnitsFromTheFirstRequest(t *testing.T) {
 	srv := redistest.Start(t)
 	r := startReplica(t, srv.URL(), 600)
 	testkit.Eventually(t, 0, "the feed is healthy", r.Healthy)
+	var got []int
 	for i := range 20 {
-		key := fmt.Sprintf("token:fresh-%d", i)
-		var got []int
-		for range 4 {
-			d, err := r.Take(context.Background(), key, 1)
-			if err != nil || !d.Allowed {
-				t.Fatalf("take: %+v %v", d, err)
-			}
-			got = append(got, d.Remaining)
+		d, err := r.Take(context.Background(), fmt.Sprintf("token:fresh-%d", i), 1)
+		if err != nil || !d.Allowed {
+			t.Fatalf("take: %+v %v", d, err)
 		}
-		if diff := cmp.Diff([]int{599, 598, 597, 596}, got); diff != "" {
-			t.Fatalf("key %d: remaining after each request (-want +got)\n%s", i, diff)
-		}
+		got = append(got, d.Remaining)
+	}
+	want := slices.Repeat([]int{599}, 20)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("remaining after each fresh token's first request (-want +got)\n%s", diff)
 	}
 }
