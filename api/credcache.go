@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +21,10 @@ const DefaultRecheck = 30 * time.Second
 // then everything (it refills from the database).
 const maxCachedCredentials = 50_000
 
+// maxKeySets bounds the key sets the cache shares between its entries;
+// past it the table starts again (entries keep the slices they hold).
+const maxKeySets = 1024
+
 // CredentialCache keeps authenticated credentials by token hash so the hot
 // path skips PostgreSQL. An entry is trusted for at most the re-check
 // interval; the change feed drops entries at once when a token, its owner or
@@ -31,7 +37,8 @@ type CredentialCache struct {
 	mu      sync.Mutex
 	gen     uint64 // bumped by every invalidation; a load older than it is not kept
 	entries map[string]credentialEntry
-	swept   time.Time // when stale entries were last dropped
+	sets    map[string][]string // key set (joined) → the one slice entries share
+	swept   time.Time           // when stale entries were last dropped
 	metrics cacheMetrics
 }
 
@@ -51,7 +58,7 @@ func NewCredentialCache(recheck time.Duration, now func() time.Time, reg prometh
 		now = time.Now
 	}
 	return &CredentialCache{recheck: recheck, now: now, entries: map[string]credentialEntry{},
-		metrics: newCacheMetrics(reg)}
+		sets: map[string][]string{}, metrics: newCacheMetrics(reg)}
 }
 
 // Recheck is the longest a cached credential is trusted.
@@ -103,7 +110,31 @@ func (c *CredentialCache) put(hash string, cred *resources.Credential, gen uint6
 	}
 	e := credentialEntry{cred: *cred, loaded: loaded}
 	e.cred.Address = netip.Addr{}
+	e.cred.Token.Scopes = c.sharedLocked(e.cred.Token.Scopes)
+	e.cred.Owner.Permissions = c.sharedLocked(e.cred.Owner.Permissions)
 	c.entries[hash] = e
+}
+
+// sharedLocked returns the one slice of the cache's entries that holds
+// keys (compared by content), keeping keys as that slice when there is none
+// yet. Many tokens carry the same scopes and many share an owner, so
+// thousands of cached credentials hold a handful of sets. Like every
+// cached credential's, a shared slice is never written: its capacity is
+// its length, so an append copies. c.mu is held.
+func (c *CredentialCache) sharedLocked(keys []string) []string {
+	if len(keys) == 0 {
+		return keys
+	}
+	id := strings.Join(keys, "\x00")
+	if s, ok := c.sets[id]; ok {
+		return s
+	}
+	if len(c.sets) >= maxKeySets {
+		clear(c.sets)
+	}
+	s := slices.Clip(keys)
+	c.sets[id] = s
+	return s
 }
 
 // evictLocked drops stale entries, or all of them when none is stale.

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"platformapi/resources"
 )
@@ -105,5 +108,36 @@ func TestTouchLog_OncePerInterval_ForgetsOldTokens(t *testing.T) {
 				t.Fatalf("after the sweep: %v", l.at)
 			}
 		}
+	}
+}
+
+// Cached credentials with the same key set hold one shared slice of it
+// (as the catalogue's strings are shared): 2,000 tokens of one service
+// account kept 2,000 copies of the same 19 keys. A shared slice's
+// capacity is its length, so an append copies; other key sets stay apart.
+func TestCredentialCache_SameKeySetsShareOneSlice(t *testing.T) {
+	c := NewCredentialCache(time.Hour, nil, nil)
+	cred := func(id int64, scopes ...string) *resources.Credential {
+		return &resources.Credential{Token: resources.APIToken{ID: id, Scopes: slices.Clone(scopes)},
+			Owner: resources.Principal{ID: 1, Permissions: []string{resources.PermAIRead, resources.PermAuditRead}}}
+	}
+	c.put("a", cred(1, resources.PermAIRead), c.generation(), time.Now())
+	c.put("b", cred(2, resources.PermAIRead), c.generation(), time.Now())
+	c.put("c", cred(3, resources.PermAuditRead), c.generation(), time.Now())
+	a, _ := c.get("a")
+	b, _ := c.get("b")
+	other, _ := c.get("c")
+	if &a.Token.Scopes[0] != &b.Token.Scopes[0] || &a.Owner.Permissions[0] != &b.Owner.Permissions[0] {
+		t.Fatal("two credentials with the same key sets hold separate copies")
+	}
+	if &a.Owner.Permissions[0] != &other.Owner.Permissions[0] || &a.Token.Scopes[0] == &other.Token.Scopes[0] {
+		t.Fatal("key sets are not shared by content")
+	}
+	if cap(a.Token.Scopes) != len(a.Token.Scopes) {
+		t.Fatalf("a shared set has room to append into: cap %d, len %d", cap(a.Token.Scopes), len(a.Token.Scopes))
+	}
+	want := []string{resources.PermAuditRead}
+	if diff := cmp.Diff(want, other.Token.Scopes); diff != "" {
+		t.Fatalf("scopes (-want +got)\n%s", diff)
 	}
 }
