@@ -81,7 +81,7 @@ func TestAIGateway_Read_BaseURLAndSortedDistinctTiers(t *testing.T) {
 	}
 	var got []string
 	for cursor := ""; ; {
-		page := e.Do("GET", "/api/v1/ai/gateway/tiers?limit=2&cursor="+cursor, e.Token(resources.PermAIGatewayKeys), nil).JSON(t)
+		page := e.Do("GET", "/api/v1/ai/gateway/tiers?limit=2"+apitest.CursorParam(cursor), e.Token(resources.PermAIGatewayKeys), nil).JSON(t)
 		for _, it := range page["items"].([]any) {
 			got = append(got, fmt.Sprintf("%s:%v", it.(map[string]any)["name"], it.(map[string]any)["models"]))
 		}

@@ -88,7 +88,7 @@ func TestAIModels_List_EverySortPagesByKeysetWhileRowsAreInserted(t *testing.T) 
 			var seen []string
 			inserted := map[string]string{} // new id → id of the last item seen before it was added
 			for page, cursor := 0, ""; ; page++ {
-				r := e.Do("GET", query+"&cursor="+cursor, tok, nil)
+				r := e.Do("GET", query+apitest.CursorParam(cursor), tok, nil)
 				if r.Status != 200 {
 					t.Fatalf("page %d: %d %s", page, r.Status, r.Body)
 				}

@@ -23,7 +23,7 @@ func TestAPITokens_ListAndReadMetadataNeverValues(t *testing.T) {
 	var ids []string
 	cursor := ""
 	for {
-		r := e.Do("GET", "/api/v1/api-tokens?limit=2&cursor="+url.QueryEscape(cursor), tok, nil)
+		r := e.Do("GET", "/api/v1/api-tokens?limit=2"+apitest.CursorParam(cursor), tok, nil)
 		if r.Status != 200 {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +49,16 @@ func NewAuthenticator(pepper resources.Pepper, creds resources.Credentials, now 
 		live: newLiveTokens(creds, cmp.Or(recheck, DefaultRecheck), logger)}
 }
 
+// AuthorizationHeader is the request's Authorization header as Authenticate
+// reads it: a header sent more than once is joined with commas (RFC 9110),
+// which Authenticate refuses, rather than its first value.
+func AuthorizationHeader(h http.Header) string {
+	if v := h.Values("Authorization"); len(v) > 1 {
+		return strings.Join(v, ", ")
+	}
+	return h.Get("Authorization")
+}
+
 // Authenticate checks the bearer token in header for a client at addr. It
 // rejects a malformed token or a wrong checksum before any lookup, and,
 // from an address that failed too often, a token that is not live (429
@@ -60,6 +72,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 	if !ok {
 		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeNotAuthenticated,
 			"send Authorization: Bearer <API token>")
+	}
+	if strings.IndexByte(token, ',') >= 0 { // AuthorizationHeader joined two headers; no token has a comma
+		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid,
+			"send one Authorization header with one token")
 	}
 	if _, ok := resources.ParseTokenKind(token); !ok {
 		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is malformed")

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -229,4 +231,27 @@ func lastUsed(t *testing.T, e *apitest.Env, id string) time.Time {
 		return time.Time{}
 	}
 	return *at
+}
+
+// TestAuth_AuthorizationSentTwice_401TokenInvalid: Authorization carries one
+// credential (RFC 9110); sent twice it is refused whichever comes first,
+// instead of silently using the first.
+func TestAuth_AuthorizationSentTwice_401TokenInvalid(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermTenancyRead)
+	for _, pair := range [][2]string{{tok, "junk"}, {"junk", tok}, {tok, tok}} {
+		req, _ := http.NewRequest("GET", e.HTTP.URL+"/api/v1/whoami", nil)
+		req.Header.Add("Authorization", "Bearer "+pair[0])
+		req.Header.Add("Authorization", "Bearer "+pair[1])
+		res, err := e.HTTP.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode != 401 || !strings.Contains(string(body), `"code":"token_invalid"`) ||
+			!strings.Contains(string(body), "one Authorization header") {
+			t.Fatalf("%d %s", res.StatusCode, body)
+		}
+	}
 }

@@ -141,7 +141,7 @@ func TestBrandAssets_Refusals_SVGWrongBytesSizeKind(t *testing.T) {
 		"svg declared as png": {"logo", "image/png", []byte(svgBytes), 422, "asset_type_mismatch"},
 		"jpeg declared png":   {"logo", "image/png", jpegBytes(t), 422, "asset_type_mismatch"},
 		"html declared ico":   {"favicon", "image/x-icon", []byte("<html><body>hi</body></html>"), 422, "asset_type_mismatch"},
-		"empty":               {"logo", "image/png", nil, 400, "malformed_body"},
+		"empty":               {"logo", "image/png", nil, 422, "malformed_body"},
 		"json":                {"logo", "application/json", []byte(`{}`), 415, "unsupported_media_type"},
 		"over 1 MiB":          {"logo", "image/png", big, 413, "body_too_large"},
 		"unknown kind":        {"banner", "image/png", pngBytes(t), 400, "invalid_parameter"},

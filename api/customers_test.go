@@ -231,9 +231,9 @@ func TestCustomers_List_CursorRoundTripsWhileRowsAreInserted(t *testing.T) {
 		createCustomer(t, e, tok, acme("short_name", fmt.Sprintf("C%d", i), "vcs_group", fmt.Sprintf("c%d", i)))
 	}
 	var ids []string
-	cursor := ""
+	query := "limit=2"
 	for page := 0; ; page++ {
-		m := e.Do("GET", "/api/v1/customers?limit=2&cursor="+cursor, tok, nil).JSON(t)
+		m := e.Do("GET", "/api/v1/customers?"+query, tok, nil).JSON(t)
 		for _, it := range m["items"].([]any) {
 			ids = append(ids, it.(map[string]any)["id"].(string))
 		}
@@ -241,7 +241,7 @@ func TestCustomers_List_CursorRoundTripsWhileRowsAreInserted(t *testing.T) {
 		if m["next_cursor"] == nil {
 			break
 		}
-		cursor = m["next_cursor"].(string)
+		query = "limit=2&cursor=" + m["next_cursor"].(string)
 	}
 	if strings.Join(ids[:5], ",") != "1,2,3,4,5" {
 		t.Fatalf("ids: %v", ids)

@@ -66,10 +66,10 @@ func ItemMembers(t reflect.Type) (names, key []string) {
 	return slices.Clone(m.names), slices.Clone(m.key)
 }
 
-// selectFields parses a `fields` value for items of type W: nil keeps every
-// member, as does a value that names none (only commas and spaces). An
-// unknown name is 400 invalid_parameter naming `fields` and listing the
-// valid names.
+// selectFields parses a `fields` value for items of type W: "" (no
+// parameter) keeps every member. A value that names no member (only commas
+// and spaces) and an unknown name are 400 invalid_parameter naming
+// `fields`, listing the valid names.
 func selectFields[W any](fields string) (map[string]bool, error) {
 	m := membersOf(reflect.TypeFor[W]())
 	keep := map[string]bool{}
@@ -85,7 +85,10 @@ func selectFields[W any](fields string) (map[string]bool, error) {
 		keep[f] = true
 	}
 	if len(keep) == 0 {
-		return nil, nil
+		if fields == "" {
+			return nil, nil
+		}
+		unknown = append(unknown, "none named")
 	}
 	for _, k := range m.key {
 		keep[k] = true

@@ -98,7 +98,7 @@ func TestHarden_ListAPITokensWithServiceAccountToken_200(t *testing.T) {
 
 func TestHarden_InvalidJSONBody_422MalformedBody(t *testing.T) {
 	e, tok := customerEnv(t)
-	for _, body := range []string{`{`, `{"short_name":}`, `[1,2`, `{"a":1}{}`, `nope`} {
+	for _, body := range []string{``, ` `, `{`, `{"short_name":}`, `[1,2`, `{"a":1}{}`, `nope`} {
 		t.Run(body, func(t *testing.T) {
 			assertProblem(t, e.Do("POST", "/api/v1/customers", tok, body), 422, "malformed_body")
 			assertProblem(t, e.Do("POST", "/api/v1/customers", tok, body, "Idempotency-Key", "m-"+body), 422, "malformed_body")

@@ -112,8 +112,9 @@ func TestHarden_SlowBody_CutOffWith408(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no answer to a stalled body: %v\n%s", err, e.LogText())
 			}
-			if res.StatusCode != http.StatusRequestTimeout {
-				t.Fatalf("status %d", res.StatusCode)
+			if res.StatusCode != http.StatusRequestTimeout || res.Header.Get("Retry-After") != "0" {
+				t.Fatalf("status %d, Retry-After %q (send it again at once: 0)", res.StatusCode,
+					res.Header.Get("Retry-After"))
 			}
 		})
 	}

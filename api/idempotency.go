@@ -203,7 +203,26 @@ func replay(ctx huma.Context, r *resources.StoredResponse) {
 	}
 	ctx.SetHeader(ReplayedHeader, "true")
 	ctx.SetStatus(r.Status)
-	_, _ = ctx.BodyWriter().Write(r.Body)
+	_, _ = ctx.BodyWriter().Write(replayedBody(ctx, r))
+}
+
+// replayedBody is the stored body, but a problem's request_id names this
+// request (contract: request_id equals the X-Request-ID response header);
+// every other byte is as stored.
+func replayedBody(ctx huma.Context, r *resources.StoredResponse) []byte {
+	if r.Status < 400 {
+		return r.Body
+	}
+	var p struct {
+		RequestID string `json:"request_id"`
+	}
+	now := RequestID(ctx.Context())
+	if json.Unmarshal(r.Body, &p) != nil || p.RequestID == "" || p.RequestID == now {
+		return r.Body
+	}
+	// Request ids are letters, digits and ".:_-": quoted as they are.
+	return bytes.Replace(r.Body, []byte(`"request_id":"`+p.RequestID+`"`),
+		[]byte(`"request_id":"`+now+`"`), 1)
 }
 
 // sameAnswer reports whether a and b are the same status, kept headers and

@@ -22,6 +22,8 @@ import (
 const (
 	msgNUL           = "must not contain the NUL character"
 	msgUTF8          = "must be valid UTF-8"
+	msgSurrogate     = "must be valid Unicode: a \\uD800-\\uDFFF escape must be one half of a surrogate pair"
+	msgMemberTwice   = "is given twice; send each member once"
 	msgPercent       = "has an invalid percent-encoding"
 	msgSemicolon     = "is separated by ';'; separate parameters with '&'"
 	msgMalformedBody = "the body is not valid JSON"
@@ -41,16 +43,20 @@ func (s *Server) inputGuard(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	r, _ := humachi.Unwrap(ctx)
-	if ctx.Operation().RequestBody == nil || r.Body == nil || r.Body == http.NoBody {
+	op := ctx.Operation()
+	if op.RequestBody == nil || (r.Body == nil || r.Body == http.NoBody) && !op.RequestBody.Required {
 		next(ctx)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		s.writeHuma(ctx, BodyReadError(err))
-		return
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			s.writeHuma(ctx, BodyReadError(err))
+			return
+		}
 	}
-	if err := s.checkBody(ctx.Operation(), body); err != nil {
+	if err := s.checkBody(op, body); err != nil {
 		s.writeHuma(ctx, err)
 		return
 	}
@@ -64,7 +70,8 @@ const maxQueryPairs = 1000
 // checkParams refuses a query of more than maxQueryPairs pairs, a pair
 // that url.ParseQuery would drop (bad percent-encoding, ';'), a query or
 // path value with NUL or invalid UTF-8, a declared query parameter sent
-// empty (an empty filter would read as no filter; see mayBeEmpty) and a
+// empty (an empty filter would read as no filter, an empty cursor as the
+// first page) and a
 // single-valued one sent more than once (only the first would count).
 func checkParams(ctx huma.Context) error {
 	pairs := strings.Split(ctx.URL().RawQuery, "&")
@@ -85,8 +92,8 @@ func checkParams(ctx huma.Context) error {
 			key = rawKey
 		}
 		msg := queryPairProblem(key, rawValue, kerr)
-		if _, known := declared[key]; known && msg == "" && rawValue == "" && !mayBeEmpty[key] {
-			msg = "must not be empty; leave the parameter out to not filter"
+		if _, known := declared[key]; known && msg == "" && rawValue == "" {
+			msg = "must not be empty; leave the parameter out"
 		}
 		if msg != "" {
 			details = append(details, &huma.ErrorDetail{Location: "query." + key, Message: msg})
@@ -96,10 +103,6 @@ func checkParams(ctx huma.Context) error {
 	details = append(details, repeatedParameters(declared, seen)...)
 	return paramProblem(ctx, details)
 }
-
-// mayBeEmpty are the query parameters that are no filter, where empty
-// keeps its meaning: the first page (cursor), every member (fields).
-var mayBeEmpty = map[string]bool{"cursor": true, "fields": true}
 
 // queryParameters are the operation's query parameters by name.
 func queryParameters(op *huma.Operation) map[string]*huma.Param {
@@ -181,12 +184,15 @@ func stringProblem(s string) string {
 func cleanString(s string) bool { return stringProblem(s) == "" }
 
 // checkBody refuses a body that is not one JSON value (422 malformed_body),
-// a string member that is not UTF-8 or holds NUL, and an object or array
-// inside an array that must hold unique values (Huma's check of unique
-// items cannot compare them): 422 validation_failed naming the member.
+// then what checkJSONStrings and checkValues refuse: 422 validation_failed
+// naming the member.
 func (s *Server) checkBody(op *huma.Operation, body []byte) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil // Huma answers a missing required body
+		if op.RequestBody.Required {
+			return &Problem{Status: http.StatusUnprocessableEntity, Code: CodeMalformedBody,
+				Detail: "the request body is missing; the operation needs one"}
+		}
+		return nil
 	}
 	if declared, _ := opOf(op); len(declared.BodyTypes) > 0 {
 		return nil // a raw body (an image), not JSON: the operation checks it
@@ -198,7 +204,7 @@ func (s *Server) checkBody(op *huma.Operation, body []byte) error {
 	if schema == nil {
 		return nil
 	}
-	return uniqueItemsOfValues(s.api.OpenAPI().Components.Schemas, schema, body)
+	return checkValues(s.api.OpenAPI().Components.Schemas, schema, body)
 }
 
 func malformedBody() error {

@@ -18,9 +18,10 @@ import (
 // jsonFrame is one open object or array while a body is walked.
 type jsonFrame struct {
 	array   bool
-	index   int    // array: the next item's index
-	key     string // object: the member being read
-	wantKey bool   // object: the next string is a member name
+	index   int      // array: the next item's index
+	key     string   // object: the member being read
+	keys    []string // object: the member names read so far
+	wantKey bool     // object: the next string is a member name
 }
 
 // jsonWalk tracks the location of each token of a JSON text.
@@ -53,8 +54,10 @@ func (w *jsonWalk) valueDone() {
 }
 
 // checkJSONStrings reads body as one JSON value and refuses a string (member
-// name or value) that is not UTF-8 or holds NUL, naming where it is.
-// encoding/json would silently turn invalid UTF-8 into U+FFFD.
+// name or value) that is not UTF-8, holds NUL or an unpaired UTF-16
+// surrogate escape, and a member name given twice in one object, naming
+// where it is. encoding/json would silently turn invalid UTF-8 and
+// unpaired surrogates into U+FFFD, and keep the last of two members.
 func checkJSONStrings(body []byte) error {
 	if !json.Valid(body) {
 		return malformedBody()
@@ -94,18 +97,9 @@ func (w *jsonWalk) step(tok json.Token, raw []byte) string {
 		w.valueDone()
 		return ""
 	case string:
-		msg := ""
-		if !utf8.Valid(raw) {
-			msg = msgUTF8
-		} else if strings.IndexByte(t, 0) >= 0 {
-			msg = msgNUL
-		}
+		msg := stringTokenProblem(t, raw)
 		if top != nil && !top.array && top.wantKey {
-			top.key, top.wantKey = t, false
-			if msg != "" {
-				top.key = strconv.Quote(strings.ToValidUTF8(t, "\uFFFD"))
-			}
-			return msg
+			return top.memberName(t, msg)
 		}
 		w.valueDone()
 		return msg
@@ -114,61 +108,143 @@ func (w *jsonWalk) step(tok json.Token, raw []byte) string {
 	return ""
 }
 
-// uniqueItemsOfValues refuses an object or array item inside an array whose
-// schema asks for unique items of another type. Huma compares unique items
-// as map keys, which panics on such an item; this answers 422 first.
-func uniqueItemsOfValues(reg huma.Registry, schema *huma.Schema, body []byte) error {
+// memberName records the name of the object's next member; msg is what is
+// wrong with the name as a string. A name given twice is refused.
+func (f *jsonFrame) memberName(name, msg string) string {
+	f.key, f.wantKey = name, false
+	if msg != "" {
+		f.key = strconv.Quote(strings.ToValidUTF8(name, "\uFFFD"))
+		return msg
+	}
+	if slices.Contains(f.keys, name) {
+		return msgMemberTwice
+	}
+	f.keys = append(f.keys, name)
+	return ""
+}
+
+// stringTokenProblem says what is wrong with a string token s read from
+// raw (its text as sent), or "".
+func stringTokenProblem(s string, raw []byte) string {
+	switch {
+	case !utf8.Valid(raw):
+		return msgUTF8
+	case strings.IndexByte(s, 0) >= 0:
+		return msgNUL
+	case bytes.Contains(raw, []byte(`\u`)) && !surrogatesPaired(raw):
+		return msgSurrogate
+	}
+	return ""
+}
+
+// surrogatesPaired reports whether every \uD800–\uDFFF escape in the JSON
+// string text raw is a high surrogate followed at once by a low one.
+func surrogatesPaired(raw []byte) bool {
+	wantLow := false
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			if wantLow {
+				return false
+			}
+			continue
+		}
+		i++
+		if i >= len(raw) || raw[i] != 'u' || i+4 >= len(raw) {
+			if wantLow {
+				return false
+			}
+			continue
+		}
+		r, err := strconv.ParseUint(string(raw[i+1:i+5]), 16, 16)
+		i += 4
+		switch {
+		case err != nil:
+			return false
+		case r >= 0xD800 && r < 0xDC00: // high
+			if wantLow {
+				return false
+			}
+			wantLow = true
+		case r >= 0xDC00 && r < 0xE000: // low
+			if !wantLow {
+				return false
+			}
+			wantLow = false
+		case wantLow:
+			return false
+		}
+	}
+	return !wantLow
+}
+
+// checkValues walks body along the operation's schema and refuses, 422
+// validation_failed naming the member, what Huma's validation lets through
+// but the handler cannot take: null in a member that is not nullable (Huma
+// skips null in optional members), a number with a fraction or exponent
+// where an integer is wanted (JSON Schema counts 2.0 as an integer; Go
+// cannot decode it into one), and an object or array item inside an array
+// of unique values (Huma compares unique items as map keys, which panics on
+// such an item).
+func checkValues(reg huma.Registry, schema *huma.Schema, body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
 	var v any
-	if json.Unmarshal(body, &v) != nil {
+	if dec.Decode(&v) != nil {
 		return nil // Huma reports it
 	}
-	if loc, want := findUnhashable(reg, schema, v, "body"); loc != "" {
+	if loc, msg := valueProblem(reg, schema, v, "body"); loc != "" {
 		return newProblem(http.StatusUnprocessableEntity, "validation failed",
-			&huma.ErrorDetail{Location: loc, Message: "expected " + want})
+			&huma.ErrorDetail{Location: loc, Message: msg})
 	}
 	return nil
 }
 
-// findUnhashable walks v along schema and returns the location of the first
-// object or array item of a unique-items array, with the type wanted.
-func findUnhashable(reg huma.Registry, s *huma.Schema, v any, loc string) (string, string) {
-	if s == nil {
+// valueProblem walks v along s and returns the location of the first value
+// checkValues refuses, with what is wrong with it.
+func valueProblem(reg huma.Registry, s *huma.Schema, v any, loc string) (string, string) {
+	if s != nil && s.Ref != "" {
+		s = reg.SchemaFromRef(s.Ref)
+	}
+	if s == nil || len(s.OneOf)+len(s.AnyOf) > 0 {
 		return "", ""
 	}
-	if s.Ref != "" {
-		if s = reg.SchemaFromRef(s.Ref); s == nil {
-			return "", ""
-		}
-	}
 	switch val := v.(type) {
+	case nil:
+		if loc != "body" && !s.Nullable && s.Type != "" && s.Type != "null" {
+			return loc, "expected a value, not null"
+		}
+	case json.Number:
+		if s.Type == huma.TypeInteger && strings.ContainsAny(string(val), ".eE") {
+			return loc, "expected integer: a whole number written without a fraction or exponent"
+		}
 	case map[string]any:
 		for _, name := range slices.Sorted(maps.Keys(val)) {
-			member := val[name]
 			sub := s.Properties[name]
 			if sub == nil {
 				sub, _ = s.AdditionalProperties.(*huma.Schema)
 			}
-			if l, want := findUnhashable(reg, sub, member, loc+"."+name); l != "" {
-				return l, want
+			if l, msg := valueProblem(reg, sub, val[name], loc+"."+name); l != "" {
+				return l, msg
 			}
 		}
 	case []any:
-		return arrayUnhashable(reg, s, val, loc)
+		return itemsProblem(reg, s, val, loc)
 	}
 	return "", ""
 }
 
-func arrayUnhashable(reg huma.Registry, s *huma.Schema, items []any, loc string) (string, string) {
+// itemsProblem is valueProblem of an array's items.
+func itemsProblem(reg huma.Registry, s *huma.Schema, items []any, loc string) (string, string) {
 	for i, item := range items {
 		at := loc + "[" + strconv.Itoa(i) + "]"
 		switch item.(type) {
 		case map[string]any, []any:
 			if s.UniqueItems {
-				return at, itemType(reg, s.Items)
+				return at, "expected " + itemType(reg, s.Items)
 			}
 		}
-		if l, want := findUnhashable(reg, s.Items, item, at); l != "" {
-			return l, want
+		if l, msg := valueProblem(reg, s.Items, item, at); l != "" {
+			return l, msg
 		}
 	}
 	return "", ""

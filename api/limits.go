@@ -108,7 +108,7 @@ func BodyReadError(err error) *Problem {
 		return &Problem{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
 			Detail: "the request body is larger than " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}
 	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &nerr) && nerr.Timeout():
-		return &Problem{Status: http.StatusRequestTimeout, Code: codeRequestTimeout,
+		return &Problem{Status: http.StatusRequestTimeout, Code: codeRequestTimeout, retryZero: true,
 			Detail: "the request body did not arrive in time; send it at once"}
 	}
 	return &Problem{Status: http.StatusUnprocessableEntity, Code: CodeMalformedBody,

@@ -83,13 +83,3 @@ func memberSchema[T any](r huma.Registry, nullable bool) *huma.Schema {
 	cp.Nullable = nullable
 	return &cp
 }
-
-// Resolve refuses null for a member that is not nullable: Huma skips schema
-// validation of null in optional members, so the refusal is made here, with
-// the member's location (422 validation_failed, field = the member).
-func (o *Optional[T]) Resolve(_ huma.Context, prefix *huma.PathBuffer) []error {
-	if o.p.Null {
-		return []error{&huma.ErrorDetail{Location: prefix.String(), Message: "expected a value, not null"}}
-	}
-	return nil
-}

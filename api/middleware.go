@@ -47,7 +47,8 @@ func (s *Server) admit(ctx huma.Context) (*guarded, error) {
 	} else {
 		var err error
 		addr := clientAddr(ctx.Context(), ctx.RemoteAddr())
-		g.cred, err = s.auth.Authenticate(ctx.Context(), ctx.Header("Authorization"), addr)
+		r, _ := humachi.Unwrap(ctx)
+		g.cred, err = s.auth.Authenticate(ctx.Context(), AuthorizationHeader(r.Header), addr)
 		if err != nil {
 			return nil, err
 		}

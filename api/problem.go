@@ -16,6 +16,10 @@ import (
 	"platformapi/resources"
 )
 
+// defaultRetryAfter is the Retry-After of a problem a retry can cure
+// (its code is marked so in the catalogue) when what refused named no wait.
+const defaultRetryAfter = time.Second
+
 // ProblemTypePrefix starts the `type` of every problem document.
 const ProblemTypePrefix = "urn:svc:api:problem:"
 
@@ -87,7 +91,7 @@ var kindStatus = map[resources.Kind]int{
 
 // defaultCodes names the code of a status when nothing more specific is known.
 var defaultCodes = map[int]string{
-	400: CodeMalformedBody, 401: resources.CodeNotAuthenticated, 403: resources.CodeForbidden,
+	400: CodeInvalidParameter, 401: resources.CodeNotAuthenticated, 403: resources.CodeForbidden,
 	404: resources.CodeNotFound, 405: codeMethodNotAllowed, 406: codeNotAcceptable, 408: codeRequestTimeout,
 	409: resources.CodeConflict, 412: resources.CodePreconditionFailed, 413: CodeBodyTooLarge,
 	415: CodeUnsupportedMediaType,
@@ -105,9 +109,6 @@ func problemFromDomain(e *resources.Error) *Problem {
 		p.cause = e
 	}
 	p.retryAfter = e.RetryAfter
-	if e.Kind == resources.KindUnavailable && e.Code == resources.CodeUnavailable && p.retryAfter == 0 {
-		p.retryAfter = time.Second
-	}
 	return p
 }
 
@@ -131,14 +132,20 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 		return faultProblem(err)
 	}
 	p := &Problem{Status: status, Detail: msg}
-	if status == 0 {
+	switch {
+	case status == 0:
 		p.Status = http.StatusInternalServerError
+	case status == http.StatusBadRequest && len(details) == 0: // Huma: a required body is missing
+		p.Status, p.Code = http.StatusUnprocessableEntity, CodeMalformedBody
 	}
 	if len(details) > 0 {
 		p.Errors = details
 		p.Field = firstField(details)
 		if paramsOnly(details) {
 			p.Status, p.Code = http.StatusBadRequest, CodeInvalidParameter
+			if p.Field == "cursor" { // a cursor the list did not issue (empty, too long)
+				p.Code = resources.CodeInvalidCursor
+			}
 			p.Detail = p.Field + ": " + firstMessage(details, p.Field)
 		} else if p.Status == http.StatusBadRequest { // Huma could not decode the body
 			p.Status, p.Code = http.StatusUnprocessableEntity, CodeMalformedBody
@@ -182,6 +189,9 @@ func (p *Problem) finish(path, requestID string) {
 	}
 	if p.RequestID == "" {
 		p.RequestID = requestID
+	}
+	if c, ok := resources.ProblemByCode(p.Code); ok && c.Retry && p.retryAfter <= 0 && !p.retryZero {
+		p.retryAfter = defaultRetryAfter // the catalogue says a retry can cure it: say when
 	}
 	if secs, ok := p.retrySeconds(); ok {
 		p.RetryAfterSeconds = &secs

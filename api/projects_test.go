@@ -307,7 +307,7 @@ func TestProjects_List_CursorPagesInIDOrderBoundToFilters(t *testing.T) {
 	var ids []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		m := e.Do("GET", "/api/v1/projects?customer_id="+a+"&limit=2&cursor="+cursor, tok, nil).JSON(t)
+		m := e.Do("GET", "/api/v1/projects?customer_id="+a+"&limit=2"+apitest.CursorParam(cursor), tok, nil).JSON(t)
 		for _, it := range m["items"].([]any) {
 			ids = append(ids, it.(map[string]any)["id"].(string))
 		}

@@ -201,7 +201,7 @@ func TestReleases_List_CursorPagesNewestFirst_OtherProjectsCursor400InvalidCurso
 	var got []string
 	cursor := ""
 	for pages := 1; ; pages++ {
-		items, next := releaseItems(t, e, tok, pid, "?limit=2&target_env=dev&cursor="+cursor)
+		items, next := releaseItems(t, e, tok, pid, "?limit=2&target_env=dev"+apitest.CursorParam(cursor))
 		for _, it := range items {
 			got = append(got, it["id"].(string))
 		}

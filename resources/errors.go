@@ -82,6 +82,7 @@ const (
 	CodePrincipalDisabled     = "principal_disabled"
 	CodeTokenIPNotAllowed     = "token_ip_not_allowed"
 	CodeForbidden             = "forbidden"
+	CodeRoleNotGrantable      = "role_not_grantable" // 403: giving a role needs every key it carries
 	CodeDestroyNotAllowed     = "destroy_not_allowed"
 	CodeRateLimited           = "rate_limited"
 	CodeUnavailable           = "unavailable"

@@ -82,7 +82,7 @@ func requestProblems() []ProblemCode {
 			"the tool listing valid values of a missing or invalid id."),
 		p(CodeInvalidCursor, 400, "The cursor was not issued for this list and these filters; start again without one."),
 		p(CodeInvalidIdempotencyKey, 400, "The Idempotency-Key header is empty, not 1 to 255 printable characters, or sent more than once."),
-		p("malformed_body", 400, "The request body could not be read or parsed as JSON."),
+		p("malformed_body", 422, "The request body is missing, could not be read or is not one JSON value."),
 		p("method_not_allowed", 405, "The path exists but not with this method; Allow lists the methods it "+
 			"takes (HEAD wherever GET)."),
 		p("not_acceptable", 406, "The Accept header names no media type the operation can answer."),
@@ -119,8 +119,10 @@ func authProblems() []ProblemCode {
 		p(CodeGatewayKeyExpired, 401, "AI gateway: the key has passed its expires_at; ask for a new key."),
 		p(CodePrincipalDisabled, 401, "The token's owner is deactivated or disabled."),
 		p(CodeTokenIPNotAllowed, 401, "The token may not be used from this client address."),
-		p(CodeForbidden, 403, "The caller lacks the permission keys in `required` (any one would do "+
-			"unless the detail says every one); `remedy` says what to ask an administrator for."),
+		p(CodeForbidden, 403, "The caller lacks the permission keys in `required` (any one would do); "+
+			"`remedy` says what to ask an administrator for."),
+		p(CodeRoleNotGrantable, 403, "The caller cannot give a role unless it holds every permission key "+
+			"the role carries; the detail and `remedy` name the keys it lacks (every one is needed)."),
 		p(CodeDestroyNotAllowed, 403, "The operation destroys; it needs a token created with Allow destroy."),
 		p("origin_not_allowed", 403, "The Origin of this POST /mcp is not loopback nor an allowed origin "+
 			"(--mcp-allowed-origins)."),

@@ -74,8 +74,9 @@ func AddedRoles(before, after []string) []string {
 }
 
 // CheckRoleGrant lets a caller give only roles whose every permission key it
-// holds itself; otherwise 403 forbidden with Required = the missing keys,
-// sorted, every one of them needed (the remedy says so).
+// holds itself; otherwise 403 role_not_grantable naming the missing keys,
+// sorted, every one of them needed (not forbidden: its Required means any
+// one of the keys would do).
 func CheckRoleGrant(held []string, roles []Role) error {
 	var missing, names []string
 	for _, r := range roles {
@@ -97,9 +98,9 @@ func CheckRoleGrant(held []string, roles []Role) error {
 	if len(missing) > 1 {
 		every = "every one of: " + strings.Join(missing, ", ")
 	}
-	return &Error{Kind: KindForbidden, Code: CodeForbidden, Required: missing,
+	return &Error{Kind: KindForbidden, Code: CodeRoleNotGrantable,
 		Detail: "the caller cannot give role(s) " + strings.Join(names, ", ") +
-			": it does not hold every key they carry",
+			": it does not hold every key they carry; it lacks " + strings.Join(missing, ", "),
 		Remedy: "Ask an administrator to give the role(s), or for a token with " + every + "."}
 }
 

@@ -69,7 +69,8 @@ func (m *MCP) admit(w http.ResponseWriter, r *http.Request) (outerRequest, rpcMe
 	if err := m.checkOrigin(r); err != nil {
 		return o, rpcMessage{}, err
 	}
-	cred, err := m.srv.Authenticator().Authenticate(r.Context(), r.Header.Get("Authorization"), api.ClientAddr(r))
+	cred, err := m.srv.Authenticator().Authenticate(r.Context(), api.AuthorizationHeader(r.Header),
+		api.ClientAddr(r))
 	if err != nil {
 		return o, rpcMessage{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -392,4 +393,13 @@ func PollOperation(t testing.TB, e *Env, tok, id, status string) map[string]any 
 		return st == status
 	})
 	return last
+}
+
+// CursorParam is "&cursor=" and the escaped cursor, or "" for none (the
+// first page: an empty cursor is one the list did not issue, 400).
+func CursorParam(cursor string) string {
+	if cursor == "" {
+		return ""
+	}
+	return "&cursor=" + url.QueryEscape(cursor)
 }

@@ -1,0 +1,66 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+
+	"platformapi/resources"
+)
+
+// TestHarden_BodyValuesTheValidatorLetsThrough_422NamingTheMember: values
+// Huma's schema validation lets through but the contract or the handler
+// cannot take are 422 validation_failed naming the member, and nothing is
+// written: null in a member that is not nullable (Huma skips null in
+// optional members), a number with a fraction or exponent where an integer
+// is wanted, an unpaired UTF-16 surrogate escape (encoding/json would store
+// U+FFFD), and a member given twice.
+func TestHarden_BodyValuesTheValidatorLetsThrough_422NamingTheMember(t *testing.T) {
+	e, tok := customerEnv(t)
+	id := createCustomer(t, e, tok, acme())["id"].(string)
+	create := func(extra string) string {
+		return `{"short_name":"BETA","long_name":"Beta Corp","vcs_group":"beta",` +
+			`"primary_contact_email":"a@b.example","primary_contact_name":"Al"` + extra + `}`
+	}
+	users := e.Token(resources.PermUsersWrite, resources.PermUsersRead)
+	for _, c := range []struct{ name, method, path, body, field string }{
+		{"null status", "POST", "/customers", create(`,"status":null`), "status"},
+		{"null billing tier", "POST", "/customers", create(`,"billing_tier":null`), "billing_tier"},
+		{"null email tier", "POST", "/customers", create(`,"default_email_tier":null`), "default_email_tier"},
+		{"null edition", "POST", "/customers", create(`,"edition":null`), "edition"},
+		{"integer with fraction", "POST", "/customers", create(`,"default_email_tier":2.0`), "default_email_tier"},
+		{"integer with exponent", "POST", "/customers", create(`,"customer_index":1e1`), "customer_index"},
+		{"patch integer with fraction", "PATCH", "/customers/" + id, `{"default_email_tier":2.0}`, "default_email_tier"},
+		{"patch null", "PATCH", "/customers/" + id, `{"status":null}`, "status"},
+		{"lone high surrogate", "PATCH", "/customers/" + id, `{"notes":"\ud800"}`, "notes"},
+		{"lone low surrogate", "PATCH", "/customers/" + id, `{"notes":"a\udc00b"}`, "notes"},
+		{"high then no low", "PATCH", "/customers/" + id, `{"notes":"\ud800\u0041"}`, "notes"},
+		{"member twice", "PATCH", "/customers/" + id, `{"long_name":"Abc Corp","long_name":"Def Corp"}`,
+			"long_name"},
+		{"null roles", "POST", "/users", `{"email":"bob@example.com","display_name":"Bob","roles":null}`,
+			"roles"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			token := tok
+			if strings.HasPrefix(c.path, "/users") {
+				token = users
+			}
+			r := e.Do(c.method, "/api/v1"+c.path, token, c.body)
+			p := assertProblem(t, r, 422, "validation_failed")
+			if p["field"] != c.field || strings.Contains(string(r.Body), "Go ") {
+				t.Fatalf("field %v, want %s; no Go type names: %s", p["field"], c.field, r.Body)
+			}
+		})
+	}
+	if n := len(e.Do("GET", "/api/v1/customers", tok, nil).JSON(t)["items"].([]any)); n != 1 {
+		t.Fatalf("%d customers after refused creates, want 1", n)
+	}
+	got := e.Do("GET", "/api/v1/customers/"+id, tok, nil).JSON(t)
+	if got["notes"] != nil || got["long_name"] != "Acme Corporation" || got["default_email_tier"] != 3.0 {
+		t.Fatalf("a refused patch changed the customer: %v", got)
+	}
+	for _, ok := range []string{`{"notes":"\ud83d\ude00 and \\ud800"}`, `{"default_email_tier":2}`} {
+		if r := e.Do("PATCH", "/api/v1/customers/"+id, tok, ok); r.Status != 200 {
+			t.Fatalf("%s: %d %s", ok, r.Status, r.Body)
+		}
+	}
+}
