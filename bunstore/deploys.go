@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/uptrace/bun"
 
@@ -31,13 +32,15 @@ func (s *Store) ReportDeploy(ctx context.Context, r resources.DeployReport) erro
 			if reason == "" {
 				reason = "the release pipeline reported a failure"
 			}
-			return s.endPromotion(ctx, tx, rel.ID, actor, &resources.OperationError{Code: resources.CodePipelineFailed, Detail: reason}, nil)
+			return s.endPromotion(ctx, tx, rel.ID, promotionEnd{action: actionDeployReport, actor: actor,
+				err: &resources.OperationError{Code: resources.CodePipelineFailed, Detail: reason}})
 		}
 		d, err := upsertDeployment(ctx, tx, rel.ProjectID, rel.TargetEnv, *rel.Component, *rel.Version, r.By)
 		if err != nil {
 			return err
 		}
-		return s.endPromotion(ctx, tx, rel.ID, actor, nil, &d)
+		return s.endPromotion(ctx, tx, rel.ID,
+			promotionEnd{action: actionDeployReport, actor: actor, deployed: &d})
 	})
 }
 
@@ -81,7 +84,7 @@ func (s *Store) recordUnmatchedDeploy(ctx context.Context, tx bun.Tx, actor reso
 	if len(before) > 0 {
 		was = &before[0]
 	}
-	return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.deploy_report", entityType: "project",
+	return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: actionDeployReport, entityType: "project",
 		entityID: idString(r.ProjectID), before: state(was), after: state(&d)})
 }
 
@@ -119,25 +122,42 @@ func reportedRelease(ctx context.Context, tx bun.Tx, r resources.DeployReport) (
 	return row, err
 }
 
-// endPromotion finishes a promotion, succeeded (deployed) or failed, and
-// records the event.
-func (s *Store) endPromotion(ctx context.Context, tx bun.Tx, id int64, actor resources.Actor,
-	opErr *resources.OperationError, deployed *resources.Deployment) error {
+// Audit actions of a promotion's end: what a pipeline reported (or its
+// refusal of the dispatch), and the platform failing a promotion by itself
+// (its project was retired before the dispatch).
+const (
+	actionDeployReport = "release.deploy_report"
+	actionReleaseFail  = "release.fail"
+)
+
+// promotionEnd is how a promotion ends: failed with err, else succeeded
+// (deployed: what the environment now runs), audited as action by actor.
+type promotionEnd struct {
+	action   string
+	actor    resources.Actor
+	err      *resources.OperationError
+	deployed *resources.Deployment
+}
+
+// endPromotion finishes a promotion as e says and records the event; an
+// ended promotion stays as it is.
+func (s *Store) endPromotion(ctx context.Context, tx bun.Tx, id int64, e promotionEnd) error {
 	before, err := releaseByID(ctx, tx, id, "UPDATE")
 	if err != nil || resources.Finished(before.Status) {
 		return err
 	}
 	after := *before
 	now := s.now().UTC()
-	after.Status, after.Error, after.FinishedAt = resources.OpSucceeded, opErr, &now
-	if opErr != nil {
+	after.Status, after.Error, after.FinishedAt = resources.OpSucceeded, e.err, &now
+	if e.err != nil {
 		after.Status = resources.OpFailed
 	}
 	if err := updateRow(ctx, tx, &after); err != nil {
-		return err
+		return fmt.Errorf("end release operation %d: %w", id, err)
 	}
-	return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: "release.deploy_report", entityType: "release_operation",
-		entityID: idString(id), before: before, after: map[string]any{"release_operation": &after, "deployment": deployed}})
+	return s.writeAudit(ctx, tx, auditEntry{actor: e.actor, action: e.action,
+		entityType: "release_operation", entityID: idString(id), before: before,
+		after: map[string]any{"release_operation": &after, "deployment": e.deployed}})
 }
 
 var _ resources.ReleaseDesk = (*Store)(nil)

@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
@@ -13,22 +14,29 @@ import (
 var releaseDeciders = []string{resources.PermReleasesWrite, resources.PermAdmin}
 
 // ApproveRelease lets a person approve a prod promotion awaiting approval (a
-// requester only with a note); the promotion is then queued.
+// requester only with a note); the promotion is then queued. A promotion of
+// a retired project is refused (409 project_retired): the project's row is
+// share-locked, so a retirement and an approval never cross.
 func (s *Store) ApproveRelease(ctx context.Context, by resources.Actor, id int64, note string) (resources.ReleaseOperation, error) {
-	return s.decide(ctx, by, id, "release.approve", func(actor resources.Actor, r *releaseRow) error {
-		if err := resources.CheckApproval(r.release(), *actor.UserID, note); err != nil {
+	approve := func(tx bun.Tx, actor resources.Actor, r *releaseRow) error {
+		p, err := projectByID(ctx, tx, r.ProjectID, "SHARE")
+		if err != nil {
+			return fmt.Errorf("read the project of release operation %d: %w", r.ID, err)
+		}
+		if err := resources.CheckApproval(r.release(), p.project(), *actor.UserID, note); err != nil {
 			return err
 		}
 		r.Status = resources.OpPending
 		r.Decision = &resources.Decision{Outcome: "approved", By: actor.Label, At: s.now().UTC(), Note: nonEmpty(note)}
 		return nil
-	})
+	}
+	return s.decide(ctx, by, id, "release.approve", approve)
 }
 
 // RejectRelease ends a prod promotion awaiting approval as failed, with the
 // reason.
 func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64, reason string) (resources.ReleaseOperation, error) {
-	return s.decide(ctx, by, id, "release.reject", func(actor resources.Actor, r *releaseRow) error {
+	reject := func(_ bun.Tx, actor resources.Actor, r *releaseRow) error {
 		if reason == "" {
 			return resources.Invalid("reason", resources.CodeValidationFailed, "a rejection needs a reason")
 		}
@@ -40,13 +48,14 @@ func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64,
 		r.Decision = &resources.Decision{Outcome: "rejected", By: actor.Label, At: now, Reason: &reason}
 		r.Error = &resources.OperationError{Code: resources.CodeReleaseRejected, Detail: reason}
 		return nil
-	})
+	}
+	return s.decide(ctx, by, id, "release.reject", reject)
 }
 
 // decide locks a release operation, applies a person's decision, queues an
 // approved promotion and records the event, in one transaction.
 func (s *Store) decide(ctx context.Context, by resources.Actor, id int64, action string,
-	apply func(resources.Actor, *releaseRow) error) (resources.ReleaseOperation, error) {
+	apply func(bun.Tx, resources.Actor, *releaseRow) error) (resources.ReleaseOperation, error) {
 	var out resources.ReleaseOperation
 	err := s.inTx(ctx, func(tx bun.Tx) error {
 		actor, err := sessionActor(ctx, tx, by, releaseDeciders...)
@@ -58,7 +67,7 @@ func (s *Store) decide(ctx context.Context, by resources.Actor, id int64, action
 			return err
 		}
 		after := *before
-		if err := apply(actor, &after); err != nil {
+		if err := apply(tx, actor, &after); err != nil {
 			return err
 		}
 		if err := updateRow(ctx, tx, &after); err != nil {
@@ -124,20 +133,17 @@ type promotionWorker struct {
 }
 
 // Work marks the promotion running and dispatches it; an unavailable
-// pipeline is retried later, a refusing one fails the promotion.
+// pipeline is retried later, a refusing one fails the promotion. Every
+// attempt first checks the project: one retired since the promotion was
+// queued (or since an attempt the pipeline did not take) ends it failed
+// with project_retired, and nothing is sent.
 func (w *promotionWorker) Work(ctx context.Context, job *river.Job[promotionArgs]) error {
 	var d resources.PromotionDispatch
 	skip := false
 	err := w.store.inTx(ctx, func(tx bun.Tx) error {
-		r, err := releaseByID(ctx, tx, job.Args.ReleaseOperationID, "UPDATE")
-		if err != nil || (r.Status != resources.OpPending && r.Status != resources.OpRunning) {
-			skip = err == nil
-			return errOr(err, completeJob(ctx, tx, job))
-		}
-		now := w.store.now().UTC()
-		r.Status, r.DispatchedAt = resources.OpRunning, &now
-		d, err = dispatchOf(ctx, tx, r)
-		return errOr(err, updateRow(ctx, tx, r))
+		var err error
+		d, skip, err = w.store.startDispatch(ctx, tx, job)
+		return err
 	})
 	if err != nil || skip {
 		return err
@@ -147,20 +153,47 @@ func (w *promotionWorker) Work(ctx context.Context, job *river.Job[promotionArgs
 		return err
 	}
 	return w.store.inTx(ctx, func(tx bun.Tx) error {
-		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, resources.Actor{Label: "system"},
-			&resources.OperationError{Code: resources.CodePipelineRefused, Detail: err.Error()}, nil), completeJob(ctx, tx, job))
+		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, promotionEnd{
+			action: actionDeployReport, actor: systemActor,
+			err: &resources.OperationError{Code: resources.CodePipelineRefused, Detail: err.Error()}}),
+			completeJob(ctx, tx, job))
 	})
 }
 
-func dispatchOf(ctx context.Context, tx bun.Tx, r *releaseRow) (resources.PromotionDispatch, error) {
-	p, err := projectByID(ctx, tx, r.ProjectID, "")
+// startDispatch marks the job's promotion running and answers what to send
+// the pipeline, or skip when nothing is to be sent: the promotion has ended,
+// or its project is retired, which ends it failed here with project_retired
+// (audited as the system's release.fail); a skipped job completes in tx.
+// The project's row is share-locked, so a retirement waits for a dispatch
+// being started and a dispatch started after a retirement sees it.
+func (s *Store) startDispatch(ctx context.Context, tx bun.Tx,
+	job *river.Job[promotionArgs]) (d resources.PromotionDispatch, skip bool, err error) {
+	r, err := releaseByID(ctx, tx, job.Args.ReleaseOperationID, "UPDATE")
 	if err != nil {
-		return resources.PromotionDispatch{}, err
+		return d, false, err
 	}
+	if r.Status != resources.OpPending && r.Status != resources.OpRunning {
+		return d, true, completeJob(ctx, tx, job)
+	}
+	p, err := projectByID(ctx, tx, r.ProjectID, "SHARE")
+	if err != nil {
+		return d, false, fmt.Errorf("read the project of release operation %d: %w", r.ID, err)
+	}
+	if resources.CheckReleasable(p.project()) != nil {
+		return d, true, errOr(s.endPromotion(ctx, tx, r.ID, promotionEnd{action: actionReleaseFail,
+			actor: systemActor, err: resources.RetiredBeforeDispatch(p.ID)}), completeJob(ctx, tx, job))
+	}
+	now := s.now().UTC()
+	r.Status, r.DispatchedAt = resources.OpRunning, &now
+	return dispatchOf(r, p), false, updateRow(ctx, tx, r)
+}
+
+// dispatchOf is what the pipeline is sent for promotion r of project p.
+func dispatchOf(r *releaseRow, p *projectRow) resources.PromotionDispatch {
 	d := resources.PromotionDispatch{ReleaseOperationID: r.ID, ProjectID: r.ProjectID, ProjectShortName: p.ShortName,
 		Component: *r.Component, TargetEnv: r.TargetEnv, Version: *r.Version, RequestedBy: r.RequestedBy}
 	if r.SourceEnv != nil {
 		d.SourceEnv = *r.SourceEnv
 	}
-	return d, nil
+	return d
 }

@@ -176,7 +176,8 @@ func conflictProblems() []ProblemCode {
 		p(CodeProjectDomainTaken, 409, "The domain belongs to another project (retired ones included)."),
 		p(CodeProjectNameTaken, 409, "The short name belongs to another project (retired ones included)."),
 		p(CodeProjectReadOnly, 409, "The platform's own projects are read-only."),
-		p(CodeProjectRetired, 409, "The project is retired."),
+		p(CodeProjectRetired, 409, "The project is retired. Also a failed promotion's error (operation "+
+			"error): its project was retired before it was dispatched, so it never was."),
 		p(CodeReleaseNotDispatched, 409, "Portal: the release was not dispatched to the pipeline."),
 		p(CodeRoleTaken, 409, "A role with this name exists."),
 		p(CodeShortNameTaken, 409, "Another customer has this short name."),

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -133,8 +134,8 @@ func SourceEnv(target string) string {
 // PlanPromotion applies the promotion rules to a project and what its source
 // environment last reported, returning the version to deploy.
 func PlanPromotion(p Project, r PromotionRequest, source *Deployment) (string, error) {
-	if p.Status == ProjectRetired {
-		return "", Errorf(KindConflict, CodeProjectRetired, "project %d is retired and takes no release", p.ID)
+	if err := CheckReleasable(p); err != nil {
+		return "", err
 	}
 	if p.Kind == ProjectVM {
 		return "", Errorf(KindInvalid, CodeVMProjectsUnsupported, "project %d is a VM project; promotions apply to container-cluster projects", p.ID)
@@ -157,11 +158,32 @@ func PlanPromotion(p Project, r PromotionRequest, source *Deployment) (string, e
 	return source.Version, nil
 }
 
-// CheckApproval lets a person decide a promotion awaiting approval; a person
-// who counts as its requester approves only with a note.
-func CheckApproval(op ReleaseOperation, approver int64, note string) error {
+// CheckReleasable refuses any release of a retired project (promotion rule
+// 7): a new promotion, the approval of one awaiting it, and the dispatch of
+// one queued before the retirement.
+func CheckReleasable(p Project) error {
+	if p.Status == ProjectRetired {
+		return Errorf(KindConflict, CodeProjectRetired, "project %d is retired and takes no release", p.ID)
+	}
+	return nil
+}
+
+// RetiredBeforeDispatch is the error of a promotion that its project's
+// retirement stopped before the pipeline took it.
+func RetiredBeforeDispatch(projectID int64) *OperationError {
+	return &OperationError{Code: CodeProjectRetired, Detail: fmt.Sprintf("project %d was retired before the "+
+		"promotion was dispatched; a retired project takes no release, so it was never sent", projectID)}
+}
+
+// CheckApproval lets a person approve a promotion awaiting approval of a
+// project that is not retired; a person who counts as its requester
+// approves only with a note.
+func CheckApproval(op ReleaseOperation, p Project, approver int64, note string) error {
 	if op.Status != OpAwaitingApproval {
 		return Errorf(KindConflict, CodeNotAwaitingApproval, "release operation %d is %s, not awaiting approval", op.ID, op.Status)
+	}
+	if err := CheckReleasable(p); err != nil {
+		return err
 	}
 	if note == "" && slices.Contains(op.Requesters, approver) {
 		return Invalid("note", CodeApprovalNoteRequired, "the requester approves their own promotion only with a note")

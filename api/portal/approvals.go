@@ -29,7 +29,8 @@ func (h *Handler) routeApprovals(mux *http.ServeMux) {
 			"version, source and what the environment runs now")
 	h.handle(mux, "POST /portal/approvals/{id}/approve", h.signedIn("portal-approve", h.decide(true)),
 		"approves with a `note` (required when you count as the requester: the "+
-			"token's owner or minter); `releases-write-global` or `admin`")
+			"token's owner or minter); `releases-write-global` or `admin`; refused "+
+			"(409 `project_retired`) once the project is retired")
 	h.handle(mux, "POST /portal/approvals/{id}/reject", h.signedIn("portal-reject", h.decide(false)),
 		"rejects with a `reason`: the operation ends `failed` with it")
 }

@@ -99,3 +99,52 @@ func TestPortalApprovals_Reject_NeedsAReason_ThenFailsWithIt(t *testing.T) {
 		t.Fatalf("approve id 0: %d", res.StatusCode)
 	}
 }
+
+// TestPortalApprovals_ProjectRetired_ApproveRefusedProjectRetired_RejectStillWorks:
+// once the project of a waiting prod promotion is retired, approving it is
+// refused (409, the project is retired; nothing recorded, prod unchanged);
+// rejecting it still ends it failed.
+func TestPortalApprovals_ProjectRetired_ApproveRefusedProjectRetired_RejectStillWorks(t *testing.T) {
+	w := startPortalDemo(t)
+	op := w.waitingPromotion()
+	id := strconv.FormatInt(op.ID, 10)
+	prodBefore := w.prodDeployment(op)
+	err := w.m.store.RetireProject(t.Context(), resources.Actor{Label: demoAdmin}, op.ProjectID)
+	if err != nil {
+		t.Fatalf("retiring the project: %v", err)
+	}
+	w.signedInAs(demoAdmin)
+	note := url.Values{"note": {"approve on retired"}}
+	res, body := w.post("/portal/approvals/"+id+"/approve", note, "req-retired")
+	if res.StatusCode != http.StatusConflict || !strings.Contains(body, "retired") {
+		t.Fatalf("approving a promotion of a retired project: %d\n%s", res.StatusCode, body)
+	}
+	if st := w.releaseStatus(op.ID); st != resources.OpAwaitingApproval {
+		t.Fatalf("after the refused approval the promotion is %s", st)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_events WHERE action = 'release.approve'
+		AND request_id = 'req-retired'`); n != 0 {
+		t.Fatalf("the refused approval was audited: %d rows", n)
+	}
+	reason := url.Values{"reason": {"the project is retired"}}
+	res, _ = w.post("/portal/approvals/"+id+"/reject", reason, "req-reject")
+	if res.StatusCode != http.StatusSeeOther || w.releaseStatus(op.ID) != resources.OpFailed {
+		t.Fatalf("rejecting a promotion of a retired project: %d", res.StatusCode)
+	}
+	if got := w.prodDeployment(op); got != prodBefore {
+		t.Fatalf("prod of the retired project changed: %+v, was %+v", got, prodBefore)
+	}
+}
+
+// prodDeployment is what prod runs of op's component ("" none reported).
+func (w *portalWorld) prodDeployment(op resources.ReleaseOperation) string {
+	w.t.Helper()
+	st, err := w.m.store.ReleaseState(w.t.Context(), op.ProjectID)
+	if err != nil {
+		w.t.Fatalf("release state of project %d: %v", op.ProjectID, err)
+	}
+	if d := st.Deployments[resources.EnvProd][*op.Component]; d != nil {
+		return d.Version + " " + d.ReportedBy
+	}
+	return ""
+}
