@@ -18,7 +18,8 @@ import (
 // checks mcp-go's streamable HTTP transport makes before a message (the
 // protocol version of the legacy era, the header rules of the 2026-07-28
 // era) are made here first, each a JSON-RPC error (status 400, or as that
-// era maps its codes).
+// era maps its codes); so is a message that is neither a JSON-RPC request
+// nor a response, an Invalid Request (which the transport lets through).
 func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 	if !msg.object { // a batch or no JSON: the transport's parse error
 		refusal := rpcError(nil, mcp.PARSE_ERROR, "request body is not valid json")
@@ -26,7 +27,10 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 		return
 	}
 	era := eraOf(r.Header, msg)
-	refusal := era.checkLegacy(msg)
+	refusal := checkValid(msg)
+	if refusal == nil {
+		refusal = era.checkLegacy(msg)
+	}
 	if refusal == nil && msg.isResponse() { // answers a request this server never sends
 		if !era.modern || !msg.carriesAnswer() {
 			w.WriteHeader(http.StatusAccepted)
@@ -109,6 +113,21 @@ func eraOf(h http.Header, msg rpcMessage) era {
 // refuse is the JSON-RPC error answering msg with code and text.
 func (e era) refuse(msg rpcMessage, code int, text string) *mcp.JSONRPCError {
 	err := rpcError(msg.ID, code, text)
+	return &err
+}
+
+// checkValid refuses, as an Invalid Request, a message that is neither a
+// JSON-RPC request nor a response (see rpcMessage.problem); its id is
+// echoed when it is one a request may carry.
+func checkValid(msg rpcMessage) *mcp.JSONRPCError {
+	if msg.invalid == "" {
+		return nil
+	}
+	id := msg.ID
+	if len(id) == 0 || id[0] != '"' && !integerID(id) {
+		id = nil
+	}
+	err := rpcError(id, mcp.INVALID_REQUEST, msg.invalid)
 	return &err
 }
 

@@ -108,7 +108,6 @@ func oneRoadCases() map[string]oneRoadCase {
 		"prompts/list":                       {legacy, `{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`, nil},
 		"ping":                               {legacy, `{"jsonrpc":"2.0","id":"p","method":"ping"}`, nil},
 		"a ping's answer":                    {legacy, `{"jsonrpc":"2.0","id":3,"result":{}}`, nil},
-		"an empty answer":                    {legacy, `{"jsonrpc":"2.0","id":3}`, nil},
 		"unknown method":                     {legacy, `{"jsonrpc":"2.0","id":1,"method":"no/such"}`, nil},
 		"wrong jsonrpc":                      {legacy, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, nil},
 		"batch":                              {legacy, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil},
@@ -122,7 +121,6 @@ func oneRoadCases() map[string]oneRoadCase {
 		"unknown tool":                       {legacy, call("7", "no-such-tool", `{}`), nil},
 		"string id":                          {legacy, call(`"call-8"`, "get-whoami", `{}`), nil},
 		"large id":                           {legacy, call("12345678901234567890", "get-whoami", `{}`), nil},
-		"overflowing id":                     {"", call("1e400", "get-whoami", `{}`), nil},
 		"arguments not an object":            {legacy, call("10", "get-customer", `"x"`), nil},
 		"progress token meta": {legacy, `{"jsonrpc":"2.0","id":9,"method":"tools/call",` +
 			`"params":{"name":"get-whoami","_meta":{"progressToken":"p"}}}`, nil},
@@ -151,6 +149,11 @@ func oneRoadCases() map[string]oneRoadCase {
 // a protocol version this server does not speak is a JSON-RPC error (the
 // transport answers plain text), and subscriptions/listen is refused (the
 // server sends no notifications; the transport would hold a stream open).
+// A message that is neither a request nor a response is an Invalid Request
+// (JSON-RPC 2.0 §4: a request is answered): one with an id and neither
+// method nor result nor error (the transport accepts it with 202 and never
+// answers), and one whose id is not a string or an integer, as MCP requires
+// (the transport answers 1e400 with a parse error, other ids it echoes).
 func TestMCP_OneHandler_WhereItDiffersFromTheTransport(t *testing.T) {
 	e := newEnv(t).enableAPI()
 	tok := e.token(allScopes()...)
@@ -164,6 +167,9 @@ func TestMCP_OneHandler_WhereItDiffersFromTheTransport(t *testing.T) {
 			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 			`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
 			map[string]string{"Mcp-Method": "subscriptions/listen"}, 404, -32601},
+		{"an id, no method, no answer", "2025-11-25", `{"jsonrpc":"2.0","id":3}`, nil, 200, -32600},
+		{"an id neither string nor integer", "", `{"jsonrpc":"2.0","id":1e400,"method":"tools/call",` +
+			`"params":{"name":"get-whoami","arguments":{}}}`, nil, 200, -32600},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json",
