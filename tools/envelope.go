@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -11,8 +12,8 @@ import (
 // envelope and, for tools/call, the tool's name, and the request's _meta.
 type rpcMessage struct {
 	body    []byte          // the whole message
-	object  bool            // the body is one JSON object (not a batch, not malformed)
-	invalid string          // why the object is no JSON-RPC request or response ("" if it is one)
+	parsed  bool            // the body is JSON (else a parse error)
+	invalid string          // why the JSON is no JSON-RPC request or response ("" if it is one)
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
@@ -25,20 +26,58 @@ type rpcMessage struct {
 }
 
 // readMessage reads the envelope of body with the standard decoder (a
-// client's bytes). A batch or an unreadable body yields the zero message:
-// no method, no tool, not an object. An object that is neither a request
-// nor a response says why in invalid.
+// client's bytes). A body that is not JSON yields the zero message: no
+// method, no tool, not parsed. JSON that is neither a request nor a
+// response (a batch, another value than an object, a member of the wrong
+// type, a bad id) says why in invalid, with what could be read of it.
 func readMessage(body []byte) rpcMessage {
 	msg := rpcMessage{body: body}
-	if json.Unmarshal(body, &msg) != nil {
+	err := json.Unmarshal(body, &msg)
+	var typeErr *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typeErr) { // Unmarshal checks the syntax first
 		return rpcMessage{body: body}
 	}
-	msg.object = true
-	msg.invalid = msg.problem()
+	msg.parsed = true
+	if msg.invalid = shapeProblem(body, typeErr); msg.invalid == "" {
+		msg.invalid = msg.problem()
+	}
 	if msg.Method != string(mcp.MethodToolsCall) {
 		msg.Params.Name = ""
 	}
 	return msg
+}
+
+// shapeProblem says why valid JSON is no JSON-RPC message, or "": a batch
+// (not supported: MCP 2025-06-18 removed them), another value than one
+// object, or an envelope member of the wrong type (typeErr, the decoder's
+// first). A member of params of the wrong type is left to mcp-go, which
+// reads params itself.
+func shapeProblem(body []byte, typeErr *json.UnmarshalTypeError) string {
+	switch t := bytes.TrimLeft(body, " \t\r\n"); t[0] {
+	case '{':
+	case '[':
+		return "batches are not supported: send one JSON-RPC request per POST"
+	case '"':
+		return "the message must be one JSON-RPC request object, not a string"
+	case 'n':
+		return "the message must be one JSON-RPC request object, not null"
+	case 't', 'f':
+		return "the message must be one JSON-RPC request object, not a boolean"
+	default:
+		return "the message must be one JSON-RPC request object, not a number"
+	}
+	if typeErr == nil {
+		return ""
+	}
+	switch typeErr.Field {
+	case "method":
+		return "the method must be a string"
+	case "params":
+		return "the params must be an object"
+	case "jsonrpc":
+		return `jsonrpc must be the string "2.0"`
+	}
+	return ""
 }
 
 // problem says why msg is no JSON-RPC request or response (an Invalid

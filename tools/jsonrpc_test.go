@@ -116,3 +116,42 @@ func TestMCP_NotificationsAndClientResponses_Accepted202(t *testing.T) {
 		}
 	}
 }
+
+// JSON-RPC 2.0 keeps -32700 for a body that is not JSON; valid JSON that is
+// not one request object (a batch, a string, null, a number), or whose
+// method is not a string or whose params are not an object, is an Invalid
+// Request (-32600) saying what is wrong, with the request's id when it is
+// readable.
+func TestMCP_ValidJSONButNotOneRequest_InvalidRequestSayingWhat(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(allScopes()...)
+	const batch = "batches are not supported: send one JSON-RPC request per POST"
+	for _, c := range []struct {
+		name, body string
+		extra      map[string]string
+		status     int
+		code       int
+		id, text   string
+	}{
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 200, -32600, `null`, batch},
+		{"batch, 2025-03-26", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+			map[string]string{"MCP-Protocol-Version": "2025-03-26"}, 200, -32600, `null`, batch},
+		{"batch, 2026-07-28", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, modernVersion, 400, -32600,
+			`null`, batch},
+		{"string", `"x"`, nil, 200, -32600, `null`, "one JSON-RPC request object"},
+		{"null", `null`, nil, 200, -32600, `null`, "one JSON-RPC request object"},
+		{"number", `5`, nil, 200, -32600, `null`, "one JSON-RPC request object"},
+		{"method a number", `{"jsonrpc":"2.0","id":1,"method":5}`, nil, 200, -32600, `1`,
+			"method must be a string"},
+		{"params a string", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}`, nil, 200, -32600,
+			`2`, "params must be an object"},
+		{"params an array", `{"jsonrpc":"2.0","id":"p","method":"ping","params":[1]}`, nil, 200, -32600,
+			`"p"`, "params must be an object"},
+		{"not JSON", `{"jsonrpc":`, nil, 400, -32700, `null`, "not valid json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantRPCError(t, e.post(Path, tok, c.body, c.extra), c.status, c.code, c.id, c.text)
+		})
+	}
+}

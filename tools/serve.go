@@ -18,10 +18,12 @@ import (
 // checks mcp-go's streamable HTTP transport makes before a message (the
 // protocol version of the legacy era, the header rules of the 2026-07-28
 // era) are made here first, each a JSON-RPC error (status 400, or as that
-// era maps its codes); so is a message that is neither a JSON-RPC request
-// nor a response, an Invalid Request (which the transport lets through).
+// era maps its codes); so is JSON that is neither a JSON-RPC request nor a
+// response, an Invalid Request (the transport lets some through and calls
+// others, a batch for one, a parse error, which it keeps here for a body
+// that is not JSON).
 func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
-	if !msg.object { // a batch or no JSON: the transport's parse error
+	if !msg.parsed { // no JSON: the transport's parse error
 		refusal := rpcError(nil, mcp.PARSE_ERROR, "request body is not valid json")
 		m.writeMessage(w, r, refusal, http.StatusBadRequest)
 		return
@@ -176,7 +178,7 @@ func (e era) checkHeaders(h http.Header, msg rpcMessage) *mcp.JSONRPCError {
 	var wrapper struct {
 		Params json.RawMessage `json:"params"`
 	}
-	_ = json.Unmarshal(msg.body, &wrapper) // msg.object: it parsed once already
+	_ = json.Unmarshal(msg.body, &wrapper) // a valid message: it parsed once already
 	err := mcp.ValidateStandardHeaders(h.Get, e.inMeta, mcp.MCPMethod(msg.Method), wrapper.Params)
 	if err != nil {
 		return e.refuse(msg, mcp.HEADER_MISMATCH, err.Error())

@@ -110,7 +110,6 @@ func oneRoadCases() map[string]oneRoadCase {
 		"a ping's answer":                    {legacy, `{"jsonrpc":"2.0","id":3,"result":{}}`, nil},
 		"unknown method":                     {legacy, `{"jsonrpc":"2.0","id":1,"method":"no/such"}`, nil},
 		"wrong jsonrpc":                      {legacy, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, nil},
-		"batch":                              {legacy, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil},
 		"not JSON":                           {legacy, `{"jsonrpc":`, nil},
 		"escaped characters":                 {legacy, call("1", "get-customer", `{"customer_id":"1"}`), nil},
 		"line separator, escaped by the API": {legacy, call("2", "get-customer", `{"customer_id":"2"}`), nil},
@@ -154,6 +153,14 @@ func oneRoadCases() map[string]oneRoadCase {
 // method nor result nor error (the transport accepts it with 202 and never
 // answers), and one whose id is not a string or an integer, as MCP requires
 // (the transport answers 1e400 with a parse error, other ids it echoes).
+// JSON that is not one request object (a batch, a string, null), or whose
+// method is not a string or whose params are not an object, is an Invalid
+// Request saying what is wrong, with the request's id when it is readable
+// (status as the era maps -32600): JSON-RPC keeps -32700 for a body that is
+// not JSON. The transport answers a batch, a string and a method that is
+// not a string with its parse error (400, id null), null with "Invalid
+// JSON-RPC version", and params that are not an object with a -32600 that
+// names Go types.
 func TestMCP_OneHandler_WhereItDiffersFromTheTransport(t *testing.T) {
 	e := newEnv(t).enableAPI()
 	tok := e.token(allScopes()...)
@@ -168,6 +175,13 @@ func TestMCP_OneHandler_WhereItDiffersFromTheTransport(t *testing.T) {
 			`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
 			map[string]string{"Mcp-Method": "subscriptions/listen"}, 404, -32601},
 		{"an id, no method, no answer", "2025-11-25", `{"jsonrpc":"2.0","id":3}`, nil, 200, -32600},
+		{"batch", "2025-11-25", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 200, -32600},
+		{"batch, 2026-07-28", "2026-07-28", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 400, -32600},
+		{"a string", "2025-11-25", `"x"`, nil, 200, -32600},
+		{"null", "2025-11-25", `null`, nil, 200, -32600},
+		{"method a number", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":5}`, nil, 200, -32600},
+		{"params a string", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
+			nil, 200, -32600},
 		{"an id neither string nor integer", "", `{"jsonrpc":"2.0","id":1e400,"method":"tools/call",` +
 			`"params":{"name":"get-whoami","arguments":{}}}`, nil, 200, -32600},
 	} {
