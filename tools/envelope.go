@@ -121,6 +121,30 @@ func integerID(id json.RawMessage) bool {
 	return true
 }
 
+// exactIDDigits is the most digits of an integer id float64 always holds
+// exactly (10^15 < 2^53).
+const exactIDDigits = 15
+
+// withClientID gives resp the request's id exactly as the client wrote it
+// when it is an integer a float64 may not hold: JSON-RPC requires the
+// response's id to be the request's, and mcp-go reads ids through float64,
+// which changes integers past 2^53.
+func withClientID(resp mcp.JSONRPCMessage, id json.RawMessage) mcp.JSONRPCMessage {
+	if len(bytes.TrimPrefix(id, []byte("-"))) <= exactIDDigits || !integerID(id) {
+		return resp
+	}
+	exact := mcp.NewRequestId(json.Number(id)) // encoded as the digits themselves
+	switch r := resp.(type) {
+	case mcp.JSONRPCResponse:
+		r.ID = exact
+		return r
+	case mcp.JSONRPCError:
+		r.ID = exact
+		return r
+	}
+	return resp
+}
+
 // meta is the message's _meta (nil for none or an unreadable one): a
 // message of the 2026-07-28 era states its protocol version and the
 // client's capabilities there.

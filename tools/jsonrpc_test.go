@@ -144,8 +144,8 @@ func TestMCP_ValidJSONButNotOneRequest_InvalidRequestSayingWhat(t *testing.T) {
 		{"number", `5`, nil, 200, -32600, `null`, "one JSON-RPC request object"},
 		{"method a number", `{"jsonrpc":"2.0","id":1,"method":5}`, nil, 200, -32600, `1`,
 			"method must be a string"},
-		{"params a string", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}`, nil, 200, -32600,
-			`2`, "params must be an object"},
+		{"params a string", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}`, nil, 200,
+			-32600, `2`, "params must be an object"},
 		{"params an array", `{"jsonrpc":"2.0","id":"p","method":"ping","params":[1]}`, nil, 200, -32600,
 			`"p"`, "params must be an object"},
 		{"not JSON", `{"jsonrpc":`, nil, 400, -32700, `null`, "not valid json"},
@@ -153,5 +153,30 @@ func TestMCP_ValidJSONButNotOneRequest_InvalidRequestSayingWhat(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			wantRPCError(t, e.post(Path, tok, c.body, c.extra), c.status, c.code, c.id, c.text)
 		})
+	}
+}
+
+// JSON-RPC 2.0 §5: the response's id MUST be the request's. mcp-go reads
+// ids through float64, which changes integers past 2^53; the answer
+// carries the id exactly as the client wrote it, of a ping, of a tool call
+// and of an error.
+func TestMCP_IntegerIDAbove2To53_ComesBackExactly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(allScopes()...)
+	for _, id := range []string{"9007199254740993", "-9007199254740993", "12345678901234567890"} {
+		for _, body := range []string{
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get-meta","arguments":{}}}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"no/such"}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"get-customer",` +
+				`"arguments":{"customer_id":"x"}}}`,
+		} {
+			r := e.post(Path, tok, body, nil)
+			var a rpcAnswer
+			if r.status != http.StatusOK || json.Unmarshal(r.body, &a) != nil || string(a.ID) != id {
+				t.Errorf("%s: %d %.200s", body, r.status, r.body)
+			}
+		}
 	}
 }

@@ -54,6 +54,7 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	resp = withClientID(resp, msg.ID)
 	status := http.StatusOK
 	if e, ok := resp.(mcp.JSONRPCError); ok {
 		status = era.status(e.Error.Code)
@@ -84,10 +85,13 @@ func (m *MCP) writeMessage(w http.ResponseWriter, r *http.Request, resp mcp.JSON
 }
 
 // rpcError is the JSON-RPC error answer to the request with id (the raw id
-// as the client sent it; nil for none).
+// as the client sent it, an integer kept exact; nil for none).
 func rpcError(id json.RawMessage, code int, message string) mcp.JSONRPCError {
 	var v any
-	if len(id) > 0 {
+	switch {
+	case integerID(id):
+		v = json.Number(id)
+	case len(id) > 0:
 		_ = json.Unmarshal(id, &v)
 	}
 	return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(v),
