@@ -100,3 +100,15 @@ func TestMCP_SingleValuedArgumentGivenArrayOrObject_ToolErrorNamingTheType(t *te
 		}
 	}
 }
+
+// Audit E8: the unknown-argument hint of a tool that takes no arguments
+// says so, instead of ending in an empty list of its arguments.
+func TestMCP_UnknownArgumentOfAToolWithoutArguments_HintSaysItTakesNone(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermTenancyRead), nil, false)
+	p := problemOf(t, call(t, c, "get-meta", map[string]any{"customer_id": "1"}))
+	if p["code"] != api.CodeInvalidParameter || p["field"] != "customer_id" ||
+		p["hint"] != "the tool takes no arguments" {
+		t.Fatalf("problem %v", p)
+	}
+}
