@@ -55,12 +55,15 @@ func fitBudget(enc []json.RawMessage, budget, reserve int) (int, bool) {
 }
 
 // firstItemTooLarge is the problem of a page whose first item alone passes
-// the budget: the caller must select fewer members.
-func firstItemTooLarge(item json.RawMessage, budget int) *Problem {
+// the budget (beside reserve bytes of other page members): the caller must
+// select fewer members, or, when the item would fit MaxResultBudget, pass
+// limit to have that budget.
+func firstItemTooLarge(item json.RawMessage, budget, reserve int) *Problem {
 	d := "the next item alone is about " + strconv.Itoa(EstimateTokens(len(item))) +
 		" estimated tokens, over this call's budget of " + strconv.Itoa(budget) +
 		"; pass fields with the members you need to leave out the large ones"
-	if budget < MaxResultBudget {
+	_, overMax := fitBudget([]json.RawMessage{item}, MaxResultBudget, reserve)
+	if budget < MaxResultBudget && !overMax {
 		d += ", or pass limit explicitly for a budget of " + strconv.Itoa(MaxResultBudget)
 	}
 	return &Problem{Status: http.StatusRequestEntityTooLarge, Code: resources.CodeResultTooLarge, Field: "fields", Detail: d}

@@ -86,7 +86,7 @@ func listPage[T, W any](ctx context.Context, s *Server, list string, filters any
 	next := pg.Next
 	if n, cut := fitBudget(enc, ResultBudget(ctx), in.Reserve); cut {
 		if n == 0 {
-			return nil, firstItemTooLarge(enc[0], ResultBudget(ctx))
+			return nil, firstItemTooLarge(enc[0], ResultBudget(ctx), in.Reserve)
 		}
 		enc, out.Body.Items, next = enc[:n], out.Body.Items[:n], pg.Keys[n-1]
 	}

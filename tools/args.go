@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"net/url"
@@ -38,6 +39,78 @@ func decodeArgs(req mcp.CallToolRequest) (map[string]any, error) {
 			Detail: "the arguments must be a JSON object"}
 	}
 	return args, nil
+}
+
+// checkTypes refuses an argument whose JSON value its parameter cannot
+// take: an array or an object where the input schema takes one value (a
+// string, an integer, a boolean), and, where it takes an array, an object
+// or items that are arrays or objects. Each is 400 invalid_parameter naming
+// the argument and the type it takes (before, an array became a
+// comma-joined filter and an object its JSON text). A scalar of another
+// type is spelled as a query string carries it (argString), and the
+// operation checks it as it checks REST's.
+func (s toolSpec) checkTypes(args map[string]any) error {
+	for _, p := range s.params {
+		v, ok := args[p.name]
+		if !ok {
+			continue
+		}
+		if msg := s.typeProblem(p.name, v); msg != "" {
+			return &resources.Error{Kind: resources.KindBadRequest, Code: api.CodeInvalidParameter,
+				Field: p.name, Detail: p.name + ": " + msg}
+		}
+	}
+	return nil
+}
+
+// typeProblem says why v cannot be the value of the argument name, or "".
+func (s toolSpec) typeProblem(name string, v any) string {
+	prop := s.inputProps[name]
+	typ, _ := prop["type"].(string)
+	if typ != "array" {
+		if typ == "" || !compound(v) {
+			return ""
+		}
+		return "must be " + typeNames[typ][0] + ", not " + kindOf(v)
+	}
+	items, _ := prop["items"].(map[string]any)
+	itemType, _ := items["type"].(string)
+	want := "must be an array of " + cmp.Or(typeNames[itemType][1], "values") +
+		" or one comma-separated string, not "
+	switch x := v.(type) {
+	case map[string]any:
+		return want + "an object"
+	case []any:
+		for _, e := range x {
+			if compound(e) {
+				return want + "an array of " + strings.TrimPrefix(kindOf(e), "an ") + "s"
+			}
+		}
+	}
+	return ""
+}
+
+// typeNames names a JSON Schema type: one value, several.
+var typeNames = map[string][2]string{
+	"string": {"a string", "strings"}, "integer": {"an integer", "integers"},
+	"number": {"a number", "numbers"}, "boolean": {"a boolean", "booleans"},
+}
+
+// compound reports whether a decoded JSON value is an array or an object.
+func compound(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any:
+		return true
+	}
+	return false
+}
+
+// kindOf names the kind of an array or object value.
+func kindOf(v any) string {
+	if _, ok := v.([]any); ok {
+		return "an array"
+	}
+	return "an object"
 }
 
 // call is the in-process call of the operation for the arguments: path

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -166,17 +167,7 @@ func TestMCP_OversizedRecord_ResultTooLargeWithTheWayOut(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t).enableAPI()
 	tok := e.token(allScopes()...)
-	for _, q := range []string{
-		`INSERT INTO audit_events (occurred_at, actor, action, entity_type, entity_id, after_state)
-		 VALUES (now() + interval '1 hour', 'big@example.test', 'big.change', 'bulk', 'b1',
-		         jsonb_build_object('text', repeat('y', 120000)))`,
-		`INSERT INTO ai_models (repo, display_name, description, notes, summary)
-		 VALUES ('big/model', 'Big', repeat('d', 20000), repeat('n', 20000), repeat('s', 2000))`,
-	} {
-		if _, err := e.api.Store.DB().ExecContext(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	insertOversized(t, e)
 	c := e.client(tok, nil, false)
 	id := restKeys(t, e, tok, "/audit-events", url.Values{"action": {"big.change"}, "fields": {"action"}}, "id")[0]
 	p := problemOf(t, call(t, c, "get-audit-event", map[string]any{"event_id": id}))
@@ -197,5 +188,51 @@ func TestMCP_OversizedRecord_ResultTooLargeWithTheWayOut(t *testing.T) {
 	}
 	if res := call(t, c, "list-ai-models", map[string]any{"limit": 10}); res.IsError {
 		t.Fatalf("list-ai-models limit=10: %s", resultText(t, res))
+	}
+}
+
+// insertOversized writes the newest audit event, about 30,000 estimated
+// tokens (over every budget), and the only AI model, about 10,500 (over
+// the budget of a list called without limit, within 25,000).
+func insertOversized(t *testing.T, e *env) {
+	t.Helper()
+	for _, q := range []string{
+		`INSERT INTO audit_events (occurred_at, actor, action, entity_type, entity_id, after_state)
+		 VALUES (now() + interval '1 hour', 'big@example.test', 'big.change', 'bulk', 'b1',
+		         jsonb_build_object('text', repeat('y', 120000)))`,
+		`INSERT INTO ai_models (repo, display_name, description, notes, summary)
+		 VALUES ('big/model', 'Big', repeat('d', 20000), repeat('n', 20000), repeat('s', 2000))`,
+	} {
+		if _, err := e.api.Store.DB().ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Audit E6: the result_too_large of a page's first item offers "pass limit
+// explicitly for a budget of 25000" only when the item would fit that
+// budget; an item over every budget is read only with fields (the detail
+// sent the agent to a limit that answered result_too_large again).
+func TestMCP_FirstItemOverEveryBudget_DetailOffersFieldsNotLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	insertOversized(t, e)
+	c := e.client(e.token(allScopes()...), nil, false)
+	const limit = "pass limit explicitly for a budget of 25000"
+	for _, tc := range []struct {
+		tool        string
+		args        map[string]any
+		offersLimit bool
+	}{
+		{"list-audit-events", nil, false},
+		{"list-audit-events", map[string]any{"limit": 50}, false},
+		{"list-ai-models", nil, true},
+	} {
+		p := problemOf(t, call(t, c, tc.tool, tc.args))
+		d, _ := p["detail"].(string)
+		if p["code"] != resources.CodeResultTooLarge || !strings.Contains(d, "pass fields") ||
+			strings.Contains(d, limit) != tc.offersLimit {
+			t.Errorf("%s %v: %q", tc.tool, tc.args, d)
+		}
 	}
 }

@@ -51,6 +51,9 @@ func (m *MCP) run(ctx context.Context, spec toolSpec, outer outerRequest,
 		return m.errorResult(ctx, spec, outer.refused)
 	}
 	args, err := decodeArgs(req)
+	if err == nil {
+		err = spec.checkTypes(args)
+	}
 	if err != nil {
 		return m.errorResult(ctx, spec, err)
 	}

@@ -86,15 +86,19 @@ func TestMCP_CancelledNotification_OnlyTheSendersOwnCall(t *testing.T) {
 				case <-time.After(5 * time.Millisecond):
 				}
 			}
-			// With and without a version, a null id, and naming the session the
-			// caller's calls run under in Mcp-Session-Id (never read).
+			// With and without a version, a null id (an Invalid Request since
+			// null ids were refused: it cancels nothing), and naming the session
+			// the caller's calls run under in Mcp-Session-Id (never read).
 			victim := e.mcp.sessionFor(outerRequest{cred: callerOf(t, e, tok)}).SessionID()
-			for _, n := range []struct{ version, id string }{{"2025-11-25", ""}, {"", ""}, {"", `"id":null,`}} {
+			for _, n := range []struct {
+				version, id string
+				status      int
+			}{{"2025-11-25", "", 202}, {"", "", 202}, {"", `"id":null,`, 200}} {
 				note := `{"jsonrpc":"2.0",` + n.id + `"method":"notifications/cancelled","params":{"requestId":1}}`
 				r := e.do(http.MethodPost, Path, map[string]string{"Authorization": "Bearer " + c.sender,
 					"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
 					"MCP-Protocol-Version": n.version, "Mcp-Session-Id": victim}, note)
-				if r.status != http.StatusAccepted {
+				if r.status != n.status || n.status == 200 && !contains(string(r.body), `"code":-32600`) {
 					t.Fatalf("notifications/cancelled: %d %s", r.status, r.body)
 				}
 			}

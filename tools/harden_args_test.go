@@ -61,3 +61,54 @@ func TestMCP_MoreArgumentsThanTheQueryLimit_HintNamesNoEmptyArgument(t *testing.
 		t.Fatalf("the hint names an empty argument: %q", h)
 	}
 }
+
+// Audit E1: an argument whose input schema takes one value (a string, an
+// integer, a boolean) given a JSON array or object is a tool error, 400
+// invalid_parameter naming the argument and the type it takes; before, the
+// array became a comma-joined filter (["ACME","BETA"] the short name
+// "ACME,BETA", which found nothing) and the object its JSON text. A
+// multi-valued argument still takes an array or one comma-separated string,
+// but not an object, nor arrays or objects as its items.
+func TestMCP_SingleValuedArgumentGivenArrayOrObject_ToolErrorNamingTheType(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermTenancyRead, resources.PermProjectsRead), nil, false)
+	for _, tc := range []struct {
+		tool, arg string
+		value     any
+		want      string
+	}{
+		{"list-customers", "short_name", []any{"ACME", "BETA"}, "must be a string, not an array"},
+		{"list-customers", "short_name", map[string]any{"a": 1}, "must be a string, not an object"},
+		{"get-customer", "customer_id", []any{"1"}, "must be a string, not an array"},
+		{"list-customers", "limit", []any{5}, "must be an integer, not an array"},
+		{"list-projects", "prod_locked", map[string]any{}, "must be a boolean, not an object"},
+		{"list-customers", "status", map[string]any{"a": "active"}, "an array of strings"},
+		{"list-customers", "status", []any{[]any{"active"}}, "an array of strings"},
+	} {
+		t.Run(tc.tool+" "+tc.arg, func(t *testing.T) {
+			p := problemOf(t, call(t, c, tc.tool, map[string]any{tc.arg: tc.value}))
+			d, _ := p["detail"].(string)
+			if p["status"] != 400.0 || p["code"] != api.CodeInvalidParameter || p["field"] != tc.arg ||
+				!strings.HasPrefix(d, tc.arg+": ") || !strings.Contains(d, tc.want) {
+				t.Fatalf("%v: %v", tc.value, p)
+			}
+		})
+	}
+	for _, status := range []any{[]any{"active", "suspended"}, "active,suspended"} {
+		if res := call(t, c, "list-customers", map[string]any{"status": status}); res.IsError {
+			t.Fatalf("status %v: %s", status, resultText(t, res))
+		}
+	}
+}
+
+// Audit E8: the unknown-argument hint of a tool that takes no arguments
+// says so, instead of ending in an empty list of its arguments.
+func TestMCP_UnknownArgumentOfAToolWithoutArguments_HintSaysItTakesNone(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	c := e.client(e.token(resources.PermTenancyRead), nil, false)
+	p := problemOf(t, call(t, c, "get-meta", map[string]any{"customer_id": "1"}))
+	if p["code"] != api.CodeInvalidParameter || p["field"] != "customer_id" ||
+		p["hint"] != "the tool takes no arguments" {
+		t.Fatalf("problem %v", p)
+	}
+}

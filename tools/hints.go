@@ -50,9 +50,13 @@ func (m *MCP) hint(spec toolSpec, problem map[string]any) {
 }
 
 // argumentHint names an argument with its valid values, pattern or bounds;
-// an argument the tool does not take gets the list of those it does.
+// an argument the tool does not take gets the list of those it does, or
+// that it takes none.
 func (s toolSpec) argumentHint(name string) string {
 	prop, ok := s.inputProps[name]
+	if !ok && len(s.params) == 0 {
+		return "the tool takes no arguments"
+	}
 	if !ok {
 		names := make([]string, 0, len(s.params))
 		for _, p := range s.params {

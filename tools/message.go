@@ -10,62 +10,6 @@ import (
 	"platformapi/api"
 )
 
-// rpcMessage is what the guard reads of a POST /mcp body: the JSON-RPC
-// envelope and, for tools/call, the tool's name, and the request's _meta.
-type rpcMessage struct {
-	body    []byte          // the whole message
-	object  bool            // the body is one JSON object (not a batch, not malformed)
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-	Params  struct {
-		Name string          `json:"name"`
-		Meta json.RawMessage `json:"_meta"`
-	} `json:"params"`
-}
-
-// readMessage reads the envelope of body with the standard decoder (a
-// client's bytes). A batch or an unreadable body yields the zero message:
-// no method, no tool, not an object.
-func readMessage(body []byte) rpcMessage {
-	msg := rpcMessage{body: body}
-	if json.Unmarshal(body, &msg) != nil {
-		return rpcMessage{body: body}
-	}
-	msg.object = true
-	if msg.Method != string(mcp.MethodToolsCall) {
-		msg.Params.Name = ""
-	}
-	return msg
-}
-
-// meta is the message's _meta (nil for none or an unreadable one): a
-// message of the 2026-07-28 era states its protocol version and the
-// client's capabilities there.
-func (msg rpcMessage) meta() *mcp.Meta {
-	var meta *mcp.Meta
-	if len(msg.Params.Meta) == 0 || json.Unmarshal(msg.Params.Meta, &meta) != nil {
-		return nil
-	}
-	return meta
-}
-
-// isResponse reports whether msg answers a request: an id and no method.
-// This server sends clients no requests.
-func (msg rpcMessage) isResponse() bool { return msg.Method == "" && len(msg.ID) > 0 }
-
-// carriesAnswer reports whether a response holds an error or a result other
-// than empty (a ping's answer, {}, carries none).
-func (msg rpcMessage) carriesAnswer() bool {
-	empty := func(raw json.RawMessage) bool {
-		t := string(bytes.TrimSpace(raw))
-		return t == "" || t == "null" || t == "{}"
-	}
-	return !empty(msg.Error) || !empty(msg.Result)
-}
-
 // answerBuffer is a reusable buffer with the encoder that writes into it.
 type answerBuffer struct {
 	b   bytes.Buffer

@@ -23,15 +23,7 @@ func (e *env) rpc(path, token, method string, params any, extra map[string]strin
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-		"MCP-Protocol-Version": "2025-11-25"}
-	if token != "" {
-		h["Authorization"] = "Bearer " + token
-	}
-	for k, v := range extra {
-		h[k] = v
-	}
-	r := rpcResult{response: e.do(http.MethodPost, path, h, string(body))}
+	r := rpcResult{response: e.post(path, token, string(body), extra)}
 	if r.status != http.StatusOK {
 		return r
 	}
@@ -48,6 +40,22 @@ func (e *env) rpc(path, token, method string, params any, extra map[string]strin
 	}
 	r.result = msg.Result
 	return r
+}
+
+// post posts body as it is to path with the bearer token (none when
+// empty), the headers of a legacy-era client (protocol 2025-11-25) and the
+// extra headers, and returns the HTTP answer.
+func (e *env) post(path, token, body string, extra map[string]string) response {
+	e.t.Helper()
+	h := map[string]string{"Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	for k, v := range extra {
+		h[k] = v
+	}
+	return e.do(http.MethodPost, path, h, body)
 }
 
 // toolNames lists the names in a tools/list result.

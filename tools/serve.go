@@ -18,15 +18,21 @@ import (
 // checks mcp-go's streamable HTTP transport makes before a message (the
 // protocol version of the legacy era, the header rules of the 2026-07-28
 // era) are made here first, each a JSON-RPC error (status 400, or as that
-// era maps its codes).
+// era maps its codes); so is JSON that is neither a JSON-RPC request nor a
+// response, an Invalid Request (the transport lets some through and calls
+// others, a batch for one, a parse error, which it keeps here for a body
+// that is not JSON).
 func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
-	if !msg.object { // a batch or no JSON: the transport's parse error
+	if !msg.parsed { // no JSON: the transport's parse error
 		refusal := rpcError(nil, mcp.PARSE_ERROR, "request body is not valid json")
 		m.writeMessage(w, r, refusal, http.StatusBadRequest)
 		return
 	}
 	era := eraOf(r.Header, msg)
-	refusal := era.checkLegacy(msg)
+	refusal := checkValid(msg)
+	if refusal == nil {
+		refusal = era.checkLegacy(msg)
+	}
 	if refusal == nil && msg.isResponse() { // answers a request this server never sends
 		if !era.modern || !msg.carriesAnswer() {
 			w.WriteHeader(http.StatusAccepted)
@@ -48,6 +54,7 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	resp = withClientID(resp, msg.ID)
 	status := http.StatusOK
 	if e, ok := resp.(mcp.JSONRPCError); ok {
 		status = era.status(e.Error.Code)
@@ -78,10 +85,13 @@ func (m *MCP) writeMessage(w http.ResponseWriter, r *http.Request, resp mcp.JSON
 }
 
 // rpcError is the JSON-RPC error answer to the request with id (the raw id
-// as the client sent it; nil for none).
+// as the client sent it, an integer kept exact; nil for none).
 func rpcError(id json.RawMessage, code int, message string) mcp.JSONRPCError {
 	var v any
-	if len(id) > 0 {
+	switch {
+	case integerID(id):
+		v = json.Number(id)
+	case len(id) > 0:
 		_ = json.Unmarshal(id, &v)
 	}
 	return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(v),
@@ -109,6 +119,21 @@ func eraOf(h http.Header, msg rpcMessage) era {
 // refuse is the JSON-RPC error answering msg with code and text.
 func (e era) refuse(msg rpcMessage, code int, text string) *mcp.JSONRPCError {
 	err := rpcError(msg.ID, code, text)
+	return &err
+}
+
+// checkValid refuses, as an Invalid Request, a message that is neither a
+// JSON-RPC request nor a response (see rpcMessage.problem); its id is
+// echoed when it is one a request may carry.
+func checkValid(msg rpcMessage) *mcp.JSONRPCError {
+	if msg.invalid == "" {
+		return nil
+	}
+	id := msg.ID
+	if len(id) == 0 || id[0] != '"' && !integerID(id) {
+		id = nil
+	}
+	err := rpcError(id, mcp.INVALID_REQUEST, msg.invalid)
 	return &err
 }
 
@@ -157,7 +182,7 @@ func (e era) checkHeaders(h http.Header, msg rpcMessage) *mcp.JSONRPCError {
 	var wrapper struct {
 		Params json.RawMessage `json:"params"`
 	}
-	_ = json.Unmarshal(msg.body, &wrapper) // msg.object: it parsed once already
+	_ = json.Unmarshal(msg.body, &wrapper) // a valid message: it parsed once already
 	err := mcp.ValidateStandardHeaders(h.Get, e.inMeta, mcp.MCPMethod(msg.Method), wrapper.Params)
 	if err != nil {
 		return e.refuse(msg, mcp.HEADER_MISMATCH, err.Error())

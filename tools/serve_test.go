@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -46,9 +47,9 @@ func (steadyLimiter) Take(context.Context, string, int) (api.RateDecision, error
 // both protocol eras gets from the one handler the status, media type and
 // bytes mcp-go's streamable HTTP transport gives it: initialize, lists,
 // calls (HTML-escaped characters, a line separator, projected lists, tool
-// errors, unknown tools, odd ids, _meta, the rate budget in the result's
-// _meta), pings and their answers, notifications, batches, bad JSON, and
-// 2026-07-28 requests with right and wrong headers.
+// errors, unknown tools, string ids, _meta, the rate budget in the result's
+// _meta), pings and their answers, notifications, bad JSON, and 2026-07-28
+// requests with right and wrong headers.
 func TestMCP_OneHandler_AnswersWhatMcpGosTransportAnswers(t *testing.T) {
 	e := newEnv(t, func(o *apitest.Options, _ *Config) { o.Limiter = steadyLimiter{} }).enableAPI()
 	mountReference(e)
@@ -108,10 +109,8 @@ func oneRoadCases() map[string]oneRoadCase {
 		"prompts/list":                       {legacy, `{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`, nil},
 		"ping":                               {legacy, `{"jsonrpc":"2.0","id":"p","method":"ping"}`, nil},
 		"a ping's answer":                    {legacy, `{"jsonrpc":"2.0","id":3,"result":{}}`, nil},
-		"an empty answer":                    {legacy, `{"jsonrpc":"2.0","id":3}`, nil},
 		"unknown method":                     {legacy, `{"jsonrpc":"2.0","id":1,"method":"no/such"}`, nil},
 		"wrong jsonrpc":                      {legacy, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, nil},
-		"batch":                              {legacy, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil},
 		"not JSON":                           {legacy, `{"jsonrpc":`, nil},
 		"escaped characters":                 {legacy, call("1", "get-customer", `{"customer_id":"1"}`), nil},
 		"line separator, escaped by the API": {legacy, call("2", "get-customer", `{"customer_id":"2"}`), nil},
@@ -121,8 +120,6 @@ func oneRoadCases() map[string]oneRoadCase {
 		"bad argument":                       {legacy, call("6", "get-customer", `{"customer_id":"x"}`), nil},
 		"unknown tool":                       {legacy, call("7", "no-such-tool", `{}`), nil},
 		"string id":                          {legacy, call(`"call-8"`, "get-whoami", `{}`), nil},
-		"large id":                           {legacy, call("12345678901234567890", "get-whoami", `{}`), nil},
-		"overflowing id":                     {"", call("1e400", "get-whoami", `{}`), nil},
 		"arguments not an object":            {legacy, call("10", "get-customer", `"x"`), nil},
 		"progress token meta": {legacy, `{"jsonrpc":"2.0","id":9,"method":"tools/call",` +
 			`"params":{"name":"get-whoami","_meta":{"progressToken":"p"}}}`, nil},
@@ -147,24 +144,13 @@ func oneRoadCases() map[string]oneRoadCase {
 	}
 }
 
-// TestMCP_OneHandler_WhereItDiffersFromTheTransport: a legacy message with
-// a protocol version this server does not speak is a JSON-RPC error (the
-// transport answers plain text), and subscriptions/listen is refused (the
-// server sends no notifications; the transport would hold a stream open).
+// TestMCP_OneHandler_WhereItDiffersFromTheTransport: the messages the one
+// handler answers otherwise than mcp-go's streamable HTTP transport, on
+// purpose; each case says why and what the transport answers.
 func TestMCP_OneHandler_WhereItDiffersFromTheTransport(t *testing.T) {
 	e := newEnv(t).enableAPI()
 	tok := e.token(allScopes()...)
-	for _, c := range []struct {
-		name, version, body string
-		headers             map[string]string
-		status, code        int
-	}{
-		{"unsupported version", "1999-01-01", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 400, -32022},
-		{"listen", "2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{` +
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-			`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
-			map[string]string{"Mcp-Method": "subscriptions/listen"}, 404, -32601},
-	} {
+	for _, c := range differingCases() {
 		t.Run(c.name, func(t *testing.T) {
 			h := map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json",
 				"MCP-Protocol-Version": c.version}
@@ -173,15 +159,63 @@ func TestMCP_OneHandler_WhereItDiffersFromTheTransport(t *testing.T) {
 			}
 			r := e.do(http.MethodPost, Path, h, c.body)
 			var m struct {
+				ID    json.RawMessage `json:"id"`
 				Error struct {
 					Code int `json:"code"`
 				} `json:"error"`
 			}
 			if r.status != c.status || r.header.Get("Content-Type") != "application/json" ||
-				jsonUnmarshal(r.body, &m) != nil || m.Error.Code != c.code {
-				t.Fatalf("%d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+				jsonUnmarshal(r.body, &m) != nil || m.Error.Code != c.code ||
+				c.id != "" && string(m.ID) != c.id {
+				t.Fatalf("%s: %d %s %s", c.why, r.status, r.header.Get("Content-Type"), r.body)
 			}
 		})
+	}
+}
+
+// differingCase is a message the one handler answers on purpose otherwise
+// than the transport: the status, JSON-RPC error code (0: a result) and,
+// when set, the raw id of its answer, and why.
+type differingCase struct {
+	name, version, body string
+	headers             map[string]string
+	status, code        int
+	id, why             string
+}
+
+func differingCases() []differingCase {
+	const legacy = "2025-11-25"
+	const invalid = "JSON-RPC 2.0 §4 answers every request; -32600 is Invalid Request, -32700 only " +
+		"for a body that is not JSON; status as the era maps -32600. "
+	return []differingCase{
+		{"unsupported version", "1999-01-01", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, nil, 400,
+			-32022, "", "a JSON-RPC error; the transport answers text/plain"},
+		{"listen", "2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			map[string]string{"Mcp-Method": "subscriptions/listen"}, 404, -32601, "",
+			"the server sends no notifications; the transport would hold a stream open"},
+		{"an id, no method, no answer", legacy, `{"jsonrpc":"2.0","id":3}`, nil, 200, -32600, "3",
+			invalid + "no method and neither result nor error: no response; the transport: 202, no answer"},
+		{"an id neither string nor integer", "", `{"jsonrpc":"2.0","id":1e400,"method":"tools/call",` +
+			`"params":{"name":"get-whoami","arguments":{}}}`, nil, 200, -32600, "null",
+			invalid + "MCP ids are strings or integers; the transport: a parse error (others it echoes)"},
+		{"batch", legacy, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 200, -32600, "null",
+			invalid + "batches are not supported; the transport: its parse error, 400"},
+		{"batch, 2026-07-28", "2026-07-28", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil,
+			400, -32600, "null", invalid + "the transport: its parse error"},
+		{"a string", legacy, `"x"`, nil, 200, -32600, "null",
+			invalid + "not one object; the transport: its parse error, 400"},
+		{"null", legacy, `null`, nil, 200, -32600, "null",
+			invalid + `not one object; the transport: "Invalid JSON-RPC version"`},
+		{"method a number", legacy, `{"jsonrpc":"2.0","id":1,"method":5}`, nil, 200, -32600, "1",
+			invalid + "the method is not a string; the transport: its parse error, 400, id null"},
+		{"params a string", legacy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
+			nil, 200, -32600, "1",
+			invalid + "params are not an object; the transport: a -32600 naming Go types"},
+		{"large id", legacy, `{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call",` +
+			`"params":{"name":"get-whoami","arguments":{}}}`, nil, 200, 0, "12345678901234567890",
+			"JSON-RPC 2.0 §5: the answer's id is the request's; the transport reads it through float64"},
 	}
 }
 

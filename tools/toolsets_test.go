@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,6 +88,62 @@ func TestMCP_UnknownToolset_400(t *testing.T) {
 			t.Fatalf("problem %v", p)
 		}
 	}
+}
+
+// Audit E2: a toolset selection is read as strictly as a REST parameter.
+// One that names no toolset (hid every tool), a query that does not parse
+// (was ignored: every tool shown) and the parameter or the header given
+// twice (the second was dropped) are 400 invalid_parameter, field toolsets,
+// like an unknown name.
+func TestMCP_ToolsetSelection_NamingNothingRepeatedOrBadlyEncoded_400(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(allScopes()...)
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	header := func(v string) map[string]string { return map[string]string{ToolsetsHeader: v} }
+	for _, tc := range []struct {
+		name, path string
+		headers    map[string]string
+		want       string
+	}{
+		{"a comma", Path + "?toolsets=,", nil, "names no toolset"},
+		{"commas and spaces", Path + "?toolsets=%20,%20,", nil, "names no toolset"},
+		{"empty", Path + "?toolsets=", header("ai"), "names no toolset"},
+		{"a comma in the header", Path, header(","), "names no toolset"},
+		{"bad percent-encoding", Path + "?toolsets=%zz", nil, "percent-encod"},
+		{"bad percent-encoding elsewhere", Path + "?toolsets=ai&x=%zz", nil, "percent-encod"},
+		{"the parameter twice", Path + "?toolsets=ai&toolsets=audit", nil, "given 2 times"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := wantProblem(t, e.post(tc.path, tok, list, tc.headers), http.StatusBadRequest,
+				api.CodeInvalidParameter)
+			if p["field"] != "toolsets" || !strings.Contains(p["detail"].(string), tc.want) {
+				t.Fatalf("problem %v", p)
+			}
+		})
+	}
+	t.Run("the header twice", func(t *testing.T) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.ts.URL+Path,
+			strings.NewReader(list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Add(ToolsetsHeader, "ai")
+		req.Header.Add(ToolsetsHeader, "audit")
+		res, err := e.ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		p := wantProblem(t, response{res.StatusCode, res.Header, body}, http.StatusBadRequest,
+			api.CodeInvalidParameter)
+		if p["field"] != "toolsets" || !strings.Contains(p["detail"].(string), "given 2 times") {
+			t.Fatalf("problem %v", p)
+		}
+	})
 }
 
 // TestMCP_HiddenToolStillAnswersItsProblem: a tool tools/list hides from a

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -103,15 +104,14 @@ func (m *MCP) admit(w http.ResponseWriter, r *http.Request) (outerRequest, rpcMe
 }
 
 // requestedToolsets reads ?toolsets= or the X-MCP-Toolsets header
-// (comma-separated; the query wins). Unknown names are 400
-// invalid_parameter listing the valid ones.
+// (comma-separated; the query wins; nil: neither, every toolset). A
+// selection that names no toolset, unknown names, a query that does not
+// parse and the parameter or the header given twice are each 400
+// invalid_parameter with field toolsets, as REST refuses its parameters.
 func requestedToolsets(r *http.Request) (map[string]bool, error) {
-	raw := r.URL.Query().Get("toolsets")
-	if raw == "" {
-		raw = r.Header.Get(ToolsetsHeader)
-	}
-	if strings.TrimSpace(raw) == "" {
-		return nil, nil
+	raw, given, err := toolsetSelection(r)
+	if err != nil || !given {
+		return nil, err
 	}
 	out := map[string]bool{}
 	var unknown []string
@@ -125,12 +125,48 @@ func requestedToolsets(r *http.Request) (map[string]bool, error) {
 			unknown = append(unknown, name)
 		}
 	}
-	if len(unknown) > 0 {
-		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: api.CodeInvalidParameter, Field: "toolsets",
-			Detail: "unknown toolsets (" + strings.Join(unknown, ", ") + "); valid toolsets: " +
-				strings.Join(api.Toolsets(), ", ")}
+	valid := "valid toolsets: " + strings.Join(api.Toolsets(), ", ")
+	switch {
+	case len(unknown) > 0:
+		return nil, toolsetsProblem("unknown toolsets (" + strings.Join(unknown, ", ") + "); " + valid)
+	case len(out) == 0:
+		return nil, toolsetsProblem("toolsets names no toolset; leave it out for every toolset, or " +
+			"name some, comma-separated; " + valid)
 	}
 	return out, nil
+}
+
+// toolsetSelection is the selection ?toolsets= gives, else the
+// X-MCP-Toolsets header, and whether either is given.
+func toolsetSelection(r *http.Request) (string, bool, error) {
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil { // url.Values would drop the pair silently
+		return "", false, toolsetsProblem("the query string is not well percent-encoded (" + err.Error() +
+			"); toolsets is read from it")
+	}
+	header := r.Header.Values(ToolsetsHeader)
+	for _, given := range [...]struct {
+		name   string
+		values []string
+	}{{"toolsets", query["toolsets"]}, {ToolsetsHeader, header}} {
+		if len(given.values) > 1 {
+			return "", false, toolsetsProblem(fmt.Sprintf("%s is given %d times; give it once, "+
+				"its toolsets comma-separated", given.name, len(given.values)))
+		}
+	}
+	if q, ok := query["toolsets"]; ok {
+		return q[0], true, nil
+	}
+	if len(header) == 1 {
+		return header[0], true, nil
+	}
+	return "", false, nil
+}
+
+// toolsetsProblem is the 400 invalid_parameter of a toolset selection.
+func toolsetsProblem(detail string) error {
+	return &resources.Error{Kind: resources.KindBadRequest, Code: api.CodeInvalidParameter,
+		Field: "toolsets", Detail: detail}
 }
 
 // checkOrigin lets a request without Origin through, and one from a
