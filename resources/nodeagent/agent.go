@@ -48,6 +48,9 @@ type Config struct {
 	// MaxBytesPerSecond throttles the bytes all copies read (0: no limit).
 	MaxBytesPerSecond int64
 	Logger            *slog.Logger // nil: discard
+	// hashed, when set (tests), is called after each span a verification
+	// of a found cache has hashed.
+	hashed func(repo string)
 }
 
 // Agent is one node agent: its roots, its key and its copies. Handler
@@ -64,6 +67,8 @@ type Agent struct {
 	stop         context.CancelFunc
 	wg           sync.WaitGroup
 	bytesRead    atomic.Int64 // from the store, by every copy
+	bytesHashed  atomic.Int64 // from the cache, by verifications of found caches
+	hashed       func(repo string)
 
 	admit  sync.Mutex // serialises starting and removing copies
 	mu     sync.Mutex // guards jobs, failed and closed
@@ -98,7 +103,8 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cachePath: cachePath, keys: keys, maxCache: cfg.MaxCacheBytes, log: log,
 		slots: make(chan struct{}, copies), jobs: map[string]*job{},
-		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond)}
+		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond),
+		hashed: cfg.hashed}
 	if err := a.openRoots(storePath, cachePath); err != nil {
 		return nil, err
 	}
@@ -192,3 +198,7 @@ func (a *Agent) Close() error {
 // BytesRead is how many bytes the agent's copies have read from the store
 // since it started.
 func (a *Agent) BytesRead() int64 { return a.bytesRead.Load() }
+
+// BytesHashed is how many bytes the agent has read from its cache since it
+// started to verify caches it found there.
+func (a *Agent) BytesHashed() int64 { return a.bytesHashed.Load() }
