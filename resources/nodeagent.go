@@ -80,11 +80,13 @@ type AgentCache struct {
 	// Source is the central copy (its path relative to the store root) the
 	// cache is copied from and verified against; empty from agents that
 	// predate it, whose caches are never adopted.
-	Source     string          `json:"source,omitempty"`
-	BytesDone  int64           `json:"bytes_done"`
-	BytesTotal int64           `json:"bytes_total"`
-	Files      []AgentFile     `json:"files"`           // files verified so far (all of them when ready)
-	Error      *OperationError `json:"error,omitempty"` // why a copy failed, a found cache is corrupt or unverifiable
+	Source     string      `json:"source,omitempty"`
+	BytesDone  int64       `json:"bytes_done"`
+	BytesTotal int64       `json:"bytes_total"`
+	Files      []AgentFile `json:"files"` // files verified so far (all of them when ready)
+	// Error says why a copy failed, or why a found cache is corrupt or
+	// unverifiable.
+	Error *OperationError `json:"error,omitempty"`
 }
 
 // AgentFS is the cache file system of a node.

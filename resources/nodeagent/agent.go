@@ -70,11 +70,13 @@ type Agent struct {
 	bytesHashed  atomic.Int64 // from the cache, by verifications of found caches
 	hashed       func(repo string)
 
-	admit  sync.Mutex // serialises starting and removing copies
-	mu     sync.Mutex // guards jobs, failed and closed
-	jobs   map[string]*job
-	failed map[string]resources.AgentCache
-	closed bool
+	admit    sync.Mutex // serialises starting and removing copies
+	mu       sync.Mutex // guards jobs, failed, verdicts, checks and closed
+	jobs     map[string]*job
+	failed   map[string]resources.AgentCache
+	verdicts map[string]verdict // by repo: the last check of its published directory
+	checks   map[string]*check  // by repo: the check of its directory under way
+	closed   bool
 }
 
 // New opens the agent's roots and reads its key. It refuses a root that is
@@ -104,13 +106,24 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{cachePath: cachePath, keys: keys, maxCache: cfg.MaxCacheBytes, log: log,
 		slots: make(chan struct{}, copies), jobs: map[string]*job{},
 		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond),
-		hashed: cfg.hashed}
+		verdicts: map[string]verdict{}, checks: map[string]*check{}, hashed: cfg.hashed}
 	if err := a.openRoots(storePath, cachePath); err != nil {
 		return nil, err
 	}
 	a.ctx, a.stop = context.WithCancel(context.Background())
 	a.emptyTrash()
+	a.wg.Add(1)
+	go a.checkFound()
 	return a, nil
+}
+
+// checkFound starts the checks of the caches found on disk at start, so
+// they are verified before the server first asks.
+func (a *Agent) checkFound() {
+	defer a.wg.Done()
+	for _, repo := range a.listRepos(".") {
+		a.readReady(repo)
+	}
 }
 
 // openRoots opens both roots.

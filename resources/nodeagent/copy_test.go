@@ -39,7 +39,8 @@ func TestCopy_CopiesAndVerifies_ReadyWithSha256sumDigests(t *testing.T) {
 	}
 	got := ta.waitState("acme/llama", resources.AgentCacheReady)
 	want := resources.AgentCache{Repo: "acme/llama", State: resources.AgentCacheReady,
-		Path: filepath.Join(cfg.CacheRoot, "acme", "llama"), Source: "models/acme/llama", BytesDone: started.BytesTotal,
+		Path: filepath.Join(cfg.CacheRoot, "acme", "llama"), Source: "models/acme/llama",
+		BytesDone:  started.BytesTotal,
 		BytesTotal: started.BytesTotal, Files: manifestFiles(t, cfg.StoreRoot, "models/acme/llama")}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("cache (-want +got):\n%s", d)

@@ -33,7 +33,8 @@ func handPlace(t *testing.T, cacheRoot, repo, source string, files map[string][]
 	m := cacheManifest{Repo: repo, Source: source}
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		writeFile(t, filepath.Join(dir, filepath.FromSlash(name)), string(files[name]))
-		m.Files = append(m.Files, entry{Path: name, Size: int64(len(files[name])), SHA256: digest(files[name])})
+		m.Files = append(m.Files, entry{Path: name, Size: int64(len(files[name])),
+			SHA256: digest(files[name])})
 		m.BytesTotal += int64(len(files[name]))
 	}
 	b, _ := json.Marshal(m)
