@@ -294,3 +294,27 @@ func TestPut_FoundCacheOfAnotherCentralCopy_CopiedOver(t *testing.T) {
 	}
 	sameFiles(t, filepath.Join(cfg.StoreRoot, "models/acme/llama"), dir)
 }
+
+// TestPut_FoundCacheOfThisCentralCopy_JoinsItsCheck: a PUT for a cache
+// found on disk of the same central copy waits for its check (202
+// verifying) rather than copying; once verified it answers 200 ready, and
+// nothing was read from the store.
+func TestPut_FoundCacheOfThisCentralCopy_JoinsItsCheck(t *testing.T) {
+	cfg := newConfig(t)
+	files := model()
+	writeModel(t, cfg.StoreRoot, "models/acme/llama", files)
+	handPlace(t, cfg.CacheRoot, "acme/llama", "models/acme/llama", files)
+	ta, g := startGated(t, cfg)
+	g.waitBlocked(t) // checked from the start
+	if c := ta.put("acme/llama", "models/acme/llama", 202); c.State != resources.AgentCacheVerifying {
+		t.Fatalf("PUT while the found cache is checked: %+v", c)
+	}
+	g.release()
+	testkit.Eventually(t, 30*time.Second, "PUT answers ready", func() bool {
+		status, _ := ta.do("PUT", PathCaches+"acme/llama", `{"source":"models/acme/llama"}`)
+		return status == 200
+	})
+	if n := ta.a.BytesRead(); n != 0 {
+		t.Fatalf("read %d bytes from the store for a cache found whole on the node", n)
+	}
+}
