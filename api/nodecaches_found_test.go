@@ -23,7 +23,8 @@ import (
 // under the name as, as an operator with cp -r would: its manifest names
 // as, and source when given; edit (when given) changes the copy before it
 // appears, at once, by rename.
-func placeByHand(t *testing.T, from, to *apitest.Agent, repo, as, source string, edit func(dir string)) {
+func placeByHand(t *testing.T, from, to *apitest.Agent, repo, as, source string,
+	edit func(dir string)) {
 	t.Helper()
 	staged := filepath.Join(t.TempDir(), "cache")
 	if err := os.CopyFS(staged, os.DirFS(filepath.Join(from.CacheRoot, repo))); err != nil {
@@ -99,7 +100,8 @@ func waitAgentState(t *testing.T, a *apitest.Agent, repo, state string) resource
 func nodeCacheStatus(t *testing.T, e *apitest.Env, tok, host string) map[string]any {
 	t.Helper()
 	out := map[string]any{}
-	for _, it := range e.Do("GET", "/api/v1/node-caches?hostname="+host, tok, nil).JSON(t)["items"].([]any) {
+	items := e.Do("GET", "/api/v1/node-caches?hostname="+host, tok, nil).JSON(t)["items"].([]any)
+	for _, it := range items {
 		c := it.(map[string]any)
 		out[c["model_id"].(string)] = c["status"]
 	}
@@ -133,9 +135,9 @@ func TestNodeCaches_Reconcile_FoundCachesAdoptedOnlyWhenVerifiedAgainstTheModels
 	waitAgentState(t, dst, "org/posing", resources.AgentCacheReady)
 	waitAgentState(t, dst, "org/other", resources.AgentCacheReady)
 	// A ready cache of the planned model recorded earlier is left as it is.
-	if _, err := e.Store.DB().NewRaw("INSERT INTO node_caches (hostname, model_id, status, path, size_gb) "+
-		"VALUES ('gpu-02', ?, 'ready', ?, 0.0002)", parseInt(t, planned), filepath.Join(dst.CacheRoot, "org/planned")).
-		Exec(context.Background()); err != nil {
+	if _, err := e.Store.DB().NewRaw("INSERT INTO node_caches (hostname, model_id, status, path, "+
+		"size_gb) VALUES ('gpu-02', ?, 'ready', ?, 0.0002)", parseInt(t, planned),
+		filepath.Join(dst.CacheRoot, "org/planned")).Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -149,7 +151,8 @@ func TestNodeCaches_Reconcile_FoundCachesAdoptedOnlyWhenVerifiedAgainstTheModels
 	if got := nodeCacheStatus(t, e, tok, "gpu-02"); !equalMaps(got, want) {
 		t.Fatalf("caches of gpu-02: %v, want %v", got, want)
 	}
-	if ev, _ := auditItems(t, e, tok, "?action=node_cache.adopted"); len(ev) != 1 || ev[0]["entity_id"] != "gpu-02/"+intact {
+	ev, _ := auditItems(t, e, tok, "?action=node_cache.adopted")
+	if len(ev) != 1 || ev[0]["entity_id"] != "gpu-02/"+intact {
 		t.Fatalf("adopted: %v", ev)
 	}
 	if ready, loc := modelPlacement(t, e, posing); ready || loc != nil {

@@ -150,8 +150,8 @@ func reconcileModels(ctx context.Context, tx bun.Tx, hostname string,
 // reconcileCache turns a ready cache missing when the disk lacks it or
 // holds it corrupt, and a missing one ready when the disk has it again,
 // verified against the model's central copy.
-func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow, model *cacheModelRow,
-	disk onDisk) error {
+func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
+	model *cacheModelRow, disk onDisk) error {
 	found, onNode := disk.ready[model.Repo]
 	before := cacheAudit(c, model)
 	var action, reason string
