@@ -26,11 +26,13 @@ func (reconcileArgs) Kind() string { return "node_cache_reconcile" }
 
 // reconcileWorker asks each enrolled node's agent what it holds and makes
 // the database agree, node by node, each change audited as system: a ready
-// cache the agent no longer reports turns missing, a missing one it reports
-// again turns ready, a verified cache of a catalogue model the database
-// does not know is adopted; the models' offline_ready and location follow.
-// Caches being copied or removed belong to their jobs and are left alone;
-// a node whose agent does not answer changes nothing.
+// cache the agent no longer reports (or reports corrupt) turns missing; a
+// missing one it reports verified again turns ready, and a cache of a
+// catalogue model the database does not know is adopted — both only when
+// the agent verified it against that model's own central copy. The
+// models' offline_ready and location follow. Caches being copied,
+// checked or removed are left alone; a node whose agent does not answer
+// changes nothing.
 type reconcileWorker struct {
 	river.WorkerDefaults[reconcileArgs]
 	store  *Store
@@ -58,24 +60,43 @@ func (w *reconcileWorker) Work(ctx context.Context, _ *river.Job[reconcileArgs])
 	return nil
 }
 
-// onDisk is what an agent reports of one node: its ready caches by repo,
-// and the repos it is still copying.
+// onDisk is what an agent reports of one node: its ready (verified) caches
+// by repo, the repos on its disk that are not verified (yet) — being
+// copied or checked, or with no central copy to check them against — and
+// its corrupt caches by repo (a file differs from the central copy).
 type onDisk struct {
 	ready   map[string]resources.AgentCache
-	copying map[string]bool
+	present map[string]bool
+	corrupt map[string]resources.AgentCache
 }
 
 func diskOf(rep resources.AgentReport) onDisk {
-	d := onDisk{ready: map[string]resources.AgentCache{}, copying: map[string]bool{}}
+	d := onDisk{ready: map[string]resources.AgentCache{}, present: map[string]bool{},
+		corrupt: map[string]resources.AgentCache{}}
 	for _, c := range rep.Caches {
 		switch c.State {
 		case resources.AgentCacheReady:
 			d.ready[c.Repo] = c
-		case resources.AgentCacheCopying:
-			d.copying[c.Repo] = true
+		case resources.AgentCacheCopying, resources.AgentCacheVerifying, resources.AgentCacheUnverifiable:
+			d.present[c.Repo] = true
+		case resources.AgentCacheCorrupt:
+			d.corrupt[c.Repo] = c
 		}
 	}
 	return d
+}
+
+// verifiedFor reports whether the agent's ready cache c holds model's
+// weights: the agent verified it against the model's own central copy. A
+// model without a central copy (planned) has nothing a cache could be
+// verified against; an agent that does not name the central copy (older
+// than this rule) is not trusted with an adoption.
+func verifiedFor(model *cacheModelRow, c resources.AgentCache) bool {
+	if model.NASVolume == nil || model.NASPath == nil {
+		return false
+	}
+	source, err := resources.AgentSource(*model.NASPath)
+	return err == nil && c.Source == source
 }
 
 // reconcileNode makes the database's caches of one node agree with its
@@ -126,16 +147,19 @@ func reconcileModels(ctx context.Context, tx bun.Tx, hostname string,
 	return out, nil
 }
 
-// reconcileCache turns a ready cache missing when the disk lacks it, and a
-// missing one ready when the disk has it again.
-func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow, model *cacheModelRow, disk onDisk) error {
+// reconcileCache turns a ready cache missing when the disk lacks it or
+// holds it corrupt, and a missing one ready when the disk has it again,
+// verified against the model's central copy.
+func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
+	model *cacheModelRow, disk onDisk) error {
 	found, onNode := disk.ready[model.Repo]
 	before := cacheAudit(c, model)
-	var action string
+	var action, reason string
 	switch {
-	case c.Status == resources.NodeCacheReady && !onNode && !disk.copying[model.Repo]:
+	case c.Status == resources.NodeCacheReady && !onNode && !disk.present[model.Repo]:
 		c.Status, action = resources.NodeCacheMissing, "node_cache.missing"
-	case c.Status == resources.NodeCacheMissing && onNode:
+		reason = corruptReason(disk.corrupt[model.Repo])
+	case c.Status == resources.NodeCacheMissing && onNode && verifiedFor(model, found):
 		size := gigabytes(found.BytesTotal)
 		c.Status, c.Path, c.SizeGB, action = resources.NodeCacheReady, &found.Path, &size, "node_cache.found"
 	default:
@@ -147,17 +171,33 @@ func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow, 
 	if err := placeModel(ctx, tx, model); err != nil {
 		return err
 	}
+	after := cacheAudit(c, model)
+	after.Reason = reason
 	return s.writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action, entityType: "node_cache",
-		entityID: c.target(), before: before, after: cacheAudit(c, model)})
+		entityID: c.target(), before: before, after: after})
 }
 
-// adoptCaches records the verified caches on the node's disk that the
-// database does not know, when the catalogue has their model.
+// corruptReason is why a cache the agent reports corrupt turns missing
+// ("" for a cache that is not corrupt).
+func corruptReason(c resources.AgentCache) string {
+	switch {
+	case c.State != resources.AgentCacheCorrupt:
+		return ""
+	case c.Error == nil:
+		return "the node agent reports the cache corrupt"
+	}
+	return "the node agent reports the cache corrupt: " + c.Error.Detail
+}
+
+// adoptCaches records the caches on the node's disk that the database does
+// not know, when the catalogue has their model and the agent verified them
+// against its central copy.
 func (s *Store) adoptCaches(ctx context.Context, tx bun.Tx, hostname string, known []nodeCacheRow,
 	models map[int64]*cacheModelRow, disk onDisk) error {
 	for _, m := range sortedModels(models) {
 		c, onNode := disk.ready[m.Repo]
-		if !onNode || slices.ContainsFunc(known, func(k nodeCacheRow) bool { return k.ModelID == m.ID }) {
+		if !onNode || !verifiedFor(m, c) ||
+			slices.ContainsFunc(known, func(k nodeCacheRow) bool { return k.ModelID == m.ID }) {
 			continue
 		}
 		size := gigabytes(c.BytesTotal)

@@ -162,6 +162,9 @@ type cacheAuditState struct {
 	ModelID      int64         `json:"model_id"`
 	OfflineReady bool          `json:"offline_ready"`
 	Location     *string       `json:"location"`
+	// Reason says why the reconcile changed the cache, when the change
+	// alone does not (a cache turned missing because it is corrupt).
+	Reason string `json:"reason,omitempty"`
 }
 
 func cacheAudit(cache *nodeCacheRow, model *cacheModelRow) cacheAuditState {

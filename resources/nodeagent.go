@@ -43,6 +43,20 @@ const (
 	AgentCacheCopying = "copying" // queued or copying (bytes_done tells which)
 	AgentCacheReady   = "ready"   // every file verified and published
 	AgentCacheFailed  = "failed"  // the copy stopped; Error says why
+	// AgentCacheVerifying is a cache directory found on disk that the
+	// agent did not publish itself since it started: its files are being
+	// hashed against the central copy's SHA256SUMS. Never adopted.
+	AgentCacheVerifying = "verifying"
+	// AgentCacheCorrupt is a found cache whose files do not match the
+	// central copy (a sha256 or the list of files differs; Error, code
+	// checksum_mismatch, names the file). Never adopted; a ready cache
+	// reported corrupt turns missing.
+	AgentCacheCorrupt = "corrupt"
+	// AgentCacheUnverifiable is a found cache that cannot be checked: the
+	// central copy its manifest names has no usable SHA256SUMS under the
+	// store root (Error, code central_copy_invalid, says why). Never
+	// adopted.
+	AgentCacheUnverifiable = "unverifiable"
 )
 
 // CentralManifestName is the manifest of a central copy: the output of
@@ -60,13 +74,19 @@ type AgentFile struct {
 
 // AgentCache is one cache as its node agent reports it.
 type AgentCache struct {
-	Repo       string          `json:"repo"`
-	State      string          `json:"state"` // AgentCacheCopying, AgentCacheReady or AgentCacheFailed
-	Path       string          `json:"path"`  // the cache directory on the node: <cache-root>/org/name
-	BytesDone  int64           `json:"bytes_done"`
-	BytesTotal int64           `json:"bytes_total"`
-	Files      []AgentFile     `json:"files"`           // files verified so far (all of them when ready)
-	Error      *OperationError `json:"error,omitempty"` // why a failed copy stopped
+	Repo  string `json:"repo"`
+	State string `json:"state"` // one of the AgentCache* states
+	Path  string `json:"path"`  // the cache directory on the node: <cache-root>/org/name
+	// Source is the central copy (its path relative to the store root) the
+	// cache is copied from and verified against; empty from agents that
+	// predate it, whose caches are never adopted.
+	Source     string      `json:"source,omitempty"`
+	BytesDone  int64       `json:"bytes_done"`
+	BytesTotal int64       `json:"bytes_total"`
+	Files      []AgentFile `json:"files"` // files verified so far (all of them when ready)
+	// Error says why a copy failed, or why a found cache is corrupt or
+	// unverifiable.
+	Error *OperationError `json:"error,omitempty"`
 }
 
 // AgentFS is the cache file system of a node.

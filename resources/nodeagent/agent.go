@@ -48,6 +48,9 @@ type Config struct {
 	// MaxBytesPerSecond throttles the bytes all copies read (0: no limit).
 	MaxBytesPerSecond int64
 	Logger            *slog.Logger // nil: discard
+	// hashed, when set (tests), is called after each span a verification
+	// of a found cache has hashed.
+	hashed func(repo string)
 }
 
 // Agent is one node agent: its roots, its key and its copies. Handler
@@ -64,12 +67,16 @@ type Agent struct {
 	stop         context.CancelFunc
 	wg           sync.WaitGroup
 	bytesRead    atomic.Int64 // from the store, by every copy
+	bytesHashed  atomic.Int64 // from the cache, by verifications of found caches
+	hashed       func(repo string)
 
-	admit  sync.Mutex // serialises starting and removing copies
-	mu     sync.Mutex // guards jobs, failed and closed
-	jobs   map[string]*job
-	failed map[string]resources.AgentCache
-	closed bool
+	admit    sync.Mutex // serialises starting and removing copies
+	mu       sync.Mutex // guards jobs, failed, verdicts, checks and closed
+	jobs     map[string]*job
+	failed   map[string]resources.AgentCache
+	verdicts map[string]verdict // by repo: the last check of its published directory
+	checks   map[string]*check  // by repo: the check of its directory under way
+	closed   bool
 }
 
 // New opens the agent's roots and reads its key. It refuses a root that is
@@ -98,13 +105,25 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cachePath: cachePath, keys: keys, maxCache: cfg.MaxCacheBytes, log: log,
 		slots: make(chan struct{}, copies), jobs: map[string]*job{},
-		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond)}
+		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond),
+		verdicts: map[string]verdict{}, checks: map[string]*check{}, hashed: cfg.hashed}
 	if err := a.openRoots(storePath, cachePath); err != nil {
 		return nil, err
 	}
 	a.ctx, a.stop = context.WithCancel(context.Background())
 	a.emptyTrash()
+	a.wg.Add(1)
+	go a.checkFound()
 	return a, nil
+}
+
+// checkFound starts the checks of the caches found on disk at start, so
+// they are verified before the server first asks.
+func (a *Agent) checkFound() {
+	defer a.wg.Done()
+	for _, repo := range a.listRepos(".") {
+		a.readReady(repo)
+	}
 }
 
 // openRoots opens both roots.
@@ -192,3 +211,7 @@ func (a *Agent) Close() error {
 // BytesRead is how many bytes the agent's copies have read from the store
 // since it started.
 func (a *Agent) BytesRead() int64 { return a.bytesRead.Load() }
+
+// BytesHashed is how many bytes the agent has read from its cache since it
+// started to verify caches it found there.
+func (a *Agent) BytesHashed() int64 { return a.bytesHashed.Load() }

@@ -231,13 +231,14 @@ func (a *Agent) publish(j *job, dir string) error {
 		return cacheFailure("move aside what stood in the cache's place", err)
 	}
 	if stale != "" {
-		a.log.Warn("a directory without a valid cache manifest stood in the cache's place: removed",
-			"repo", j.repo)
+		a.log.Warn("a directory that was not a verified cache of this central copy stood in the "+
+			"cache's place: removed", "repo", j.repo)
 		defer a.cache.RemoveAll(stale)
 	}
 	if err := a.cache.Rename(dir, j.repo); err != nil {
 		return cacheFailure("publish the cache", err)
 	}
+	a.notePublished(j.repo)
 	_ = a.cache.Remove(path.Join(j.repo, journalName))
 	_ = a.cache.Remove(path.Dir(dir)) // .partial/<org>, when empty
 	return a.syncDir(path.Dir(j.repo))

@@ -31,7 +31,7 @@ func (j *job) snapshot(hostPath string) resources.AgentCache {
 	files := append([]resources.AgentFile{}, j.files...)
 	sortFiles(files)
 	return resources.AgentCache{Repo: j.repo, State: resources.AgentCacheCopying, Path: hostPath,
-		BytesDone: j.verified + j.inflight, BytesTotal: j.plan.total, Files: files}
+		Source: j.plan.source, BytesDone: j.verified + j.inflight, BytesTotal: j.plan.total, Files: files}
 }
 
 // progress counts n more bytes written of a file not verified yet.
@@ -71,10 +71,12 @@ func checkSource(source string) error {
 var stopping = resources.Errorf(resources.KindUnavailable, CodeAgentStopping,
 	"the node agent is shutting down")
 
-// startCopy starts the copy of repo from source, joins the copy running,
-// or answers the cache ready (accepted false) or a failure not yet
-// reported to a PUT (accepted false, the failure then forgotten: the next
-// PUT starts again, resuming from the verified files).
+// startCopy starts the copy of repo from source, joins the copy running
+// or the check of a cache of source found on disk, or answers the cache
+// ready (accepted false) or a failure not yet reported to a PUT (accepted
+// false, the failure then forgotten: the next PUT starts again, resuming
+// from the verified files). A found cache that is corrupt, unverifiable or
+// of another central copy is copied over.
 func (a *Agent) startCopy(repo, source string) (c resources.AgentCache, accepted bool, err error) {
 	if err := checkRepo(repo); err != nil {
 		return c, false, err
@@ -84,8 +86,9 @@ func (a *Agent) startCopy(repo, source string) (c resources.AgentCache, accepted
 	}
 	a.admit.Lock()
 	defer a.admit.Unlock()
-	if c, found, err := a.existing(repo); found || err != nil {
-		return c, found && c.State == resources.AgentCacheCopying, err
+	if c, found, err := a.existing(repo, source); found || err != nil {
+		running := c.State == resources.AgentCacheCopying || c.State == resources.AgentCacheVerifying
+		return c, found && running, err
 	}
 	if err := a.checkCachePaths(repo, true); err != nil {
 		return c, false, err
@@ -103,8 +106,9 @@ func (a *Agent) startCopy(repo, source string) (c resources.AgentCache, accepted
 }
 
 // existing answers what a PUT finds already there: the running copy, an
-// unreported failure (forgotten once answered) or the ready cache.
-func (a *Agent) existing(repo string) (resources.AgentCache, bool, error) {
+// unreported failure (forgotten once answered), or the cache of source,
+// ready or being checked.
+func (a *Agent) existing(repo, source string) (resources.AgentCache, bool, error) {
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
@@ -120,7 +124,9 @@ func (a *Agent) existing(repo string) (resources.AgentCache, bool, error) {
 		return f, true, nil
 	}
 	a.mu.Unlock()
-	if c := a.readReady(repo); c != nil {
+	c := a.readReady(repo)
+	if c != nil && c.Source == source &&
+		(c.State == resources.AgentCacheReady || c.State == resources.AgentCacheVerifying) {
 		return *c, true, nil
 	}
 	return resources.AgentCache{}, false, nil
@@ -256,5 +262,6 @@ func (a *Agent) detach(repo string) ([]string, error) {
 		}
 		_ = a.cache.Remove(path.Dir(dir)) // the org directory, when empty
 	}
+	a.forgetVerdict(repo)
 	return trashed, nil
 }

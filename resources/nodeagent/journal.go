@@ -143,35 +143,6 @@ func tempName(name string) string {
 	return path.Join(path.Dir(name), tempPrefix+path.Base(name))
 }
 
-// readReady reads the published cache of repo: nil unless its directory
-// holds a valid cache manifest for repo whose every file is there, a
-// regular file of the recorded size.
-func (a *Agent) readReady(repo string) *resources.AgentCache {
-	f, err := a.cache.Open(path.Join(repo, CacheManifestName))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var m cacheManifest
-	if json.NewDecoder(io.LimitReader(f, maxJournalBytes)).Decode(&m) != nil || m.Repo != repo ||
-		len(m.Files) == 0 {
-		return nil
-	}
-	c := &resources.AgentCache{Repo: repo, State: resources.AgentCacheReady, Path: a.hostPath(repo),
-		Files: make([]resources.AgentFile, 0, len(m.Files))}
-	for _, e := range m.Files {
-		ok := checkRelPath(e.Path) == nil && validDigest(e.SHA256)
-		if !ok || !a.hasFile(path.Join(repo, e.Path), e.Size) {
-			return nil
-		}
-		c.Files = append(c.Files, agentFile(e))
-		c.BytesTotal += e.Size
-	}
-	c.BytesDone = c.BytesTotal
-	sortFiles(c.Files)
-	return c
-}
-
 // hasFile reports whether name is a regular file of size bytes under the
 // cache root.
 func (a *Agent) hasFile(name string, size int64) bool {

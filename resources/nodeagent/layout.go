@@ -99,7 +99,7 @@ func (a *Agent) readPartial(repo string) *resources.AgentCache {
 	}
 	h, entries := a.readJournal(dir)
 	c := &resources.AgentCache{Repo: repo, State: resources.AgentCacheCopying, Path: a.hostPath(repo),
-		BytesTotal: h.BytesTotal, Files: []resources.AgentFile{}}
+		Source: h.Source, BytesTotal: h.BytesTotal, Files: []resources.AgentFile{}}
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if !seen[e.Path] && a.hasFile(path.Join(dir, e.Path), e.Size) {

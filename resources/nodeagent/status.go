@@ -19,8 +19,9 @@ func (a *Agent) fsStats() (resources.AgentFS, error) {
 }
 
 // report is the whole status: the file system, the cap, the bytes used
-// and every cache — published, running or queued, failed, or left
-// unfinished by an agent that stopped.
+// and every cache — published (ready, or verifying, corrupt or
+// unverifiable when found on disk), running or queued, failed, or left
+// unfinished by an agent that stopped. It never waits for a check.
 func (a *Agent) report() (resources.AgentReport, error) {
 	fsys, err := a.fsStats()
 	if err != nil {
@@ -30,23 +31,14 @@ func (a *Agent) report() (resources.AgentReport, error) {
 	if a.maxCache > 0 {
 		r.MaxCacheBytes = &a.maxCache
 	}
-	byRepo := map[string]resources.AgentCache{}
-	for _, repo := range a.listRepos(partialDir) {
-		if c := a.readPartial(repo); c != nil {
-			byRepo[repo] = *c
-		}
-	}
-	for _, repo := range a.listRepos(".") {
-		if c := a.readReady(repo); c != nil {
-			byRepo[repo] = *c
-		}
-	}
+	jobs := a.currentJobs()
+	byRepo := a.onDisk(jobs)
 	a.mu.Lock()
 	for repo, c := range a.failed {
 		byRepo[repo] = c
 	}
 	a.mu.Unlock()
-	for _, j := range a.currentJobs() {
+	for _, j := range jobs {
 		byRepo[j.repo] = j.snapshot(a.hostPath(j.repo))
 	}
 	for _, c := range byRepo {
@@ -56,6 +48,31 @@ func (a *Agent) report() (resources.AgentReport, error) {
 		return strings.Compare(x.Repo, y.Repo)
 	})
 	return r, nil
+}
+
+// onDisk reads the partial and the published caches by repo; a published
+// directory that one of jobs is copying into place is not read (its copy
+// stands for it).
+func (a *Agent) onDisk(jobs []*job) map[string]resources.AgentCache {
+	byRepo := map[string]resources.AgentCache{}
+	for _, repo := range a.listRepos(partialDir) {
+		if c := a.readPartial(repo); c != nil {
+			byRepo[repo] = *c
+		}
+	}
+	copying := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		copying[j.repo] = true
+	}
+	for _, repo := range a.listRepos(".") {
+		if copying[repo] {
+			continue
+		}
+		if c := a.readReady(repo); c != nil {
+			byRepo[repo] = *c
+		}
+	}
+	return byRepo
 }
 
 // lookup is one cache: running or queued, failed, published, or left

@@ -33,8 +33,8 @@ var flagDocs = map[string]flagDoc{
 	"serve --auth-recheck": {Note: "the change feed is Redis, or PostgreSQL without it; tests use a " +
 		"shorter re-check"},
 	"serve --prometheus-url": {Note: "see `docs/monitoring.md`"},
-	"serve --reconcile-interval": {Note: "a cache deleted by hand turns `missing`, one found on disk is " +
-		"adopted"},
+	"serve --reconcile-interval": {Note: "a cache deleted by hand (or found corrupt) turns `missing`; one " +
+		"found on disk is adopted once its agent hashed it against the model's central copy"},
 	"serve --pipeline-webhook-url": {Env: "`PLATFORMAPI_PIPELINE_WEBHOOK_SECRET` (signs the bodies)",
 		Note: "bodies signed with the secret (`X-Platformapi-Signature: sha256=…`)"},
 	"serve --oidc-issuer": {Note: "of the [people's portal](#the-peoples-portal), discovered on first " +
