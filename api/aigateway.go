@@ -163,7 +163,7 @@ func (s *Server) listGatewayTiers(ctx context.Context, in *ListParams) (*ListOut
 func (s *Server) registerGatewayKeys(tags []string) {
 	Register(s.api, Op{ID: "list-ai-gateway-keys", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/gateway/keys", Tags: tags,
 		Summary: "List AI gateway keys", Permissions: gatewayKeyAdmins, Errors: []int{http.StatusBadRequest},
-		Description: "Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.",
+		Description: "Gateway key metadata in id order, revoked keys included; never a value. status=expired,revoked: keys that no longer open the gateway.",
 		Notes: "metadata only, never a value; filter `status` (`active`, `expired`, " +
 			"`revoked`); records carry `expires_at` and `last_used_at` (written within seconds " +
 			"of a use at the gateway)",

@@ -120,7 +120,7 @@ func (s *Store) ArchiveCustomer(ctx context.Context, a resources.Actor, id int64
 		}
 		if projects > 0 {
 			e := resources.Errorf(resources.KindConflict, resources.CodeCustomerHasProjects,
-				"customer %d has %d projects (retired ones count); it cannot be archived", id, projects)
+				"customer %d has %d project(s) (retired ones count); it cannot be archived", id, projects)
 			e.Blockers = map[string]int{"projects": projects}
 			return e
 		}

@@ -61,7 +61,7 @@ func CheckTenantDelete(t Tenant, customerStatus string, projects int) error {
 		return Errorf(KindConflict, CodeTenantIsPrimary, "tenant %d is the primary tenant of a live customer", t.ID)
 	}
 	if projects > 0 {
-		e := Errorf(KindConflict, CodeTenantNotEmpty, "tenant %d holds %d projects (retired ones count)", t.ID, projects)
+		e := Errorf(KindConflict, CodeTenantNotEmpty, "tenant %d holds %d project(s) (retired ones count)", t.ID, projects)
 		e.Blockers = map[string]int{"projects": projects}
 		return e
 	}

@@ -3440,7 +3440,7 @@ type ClientInterface interface {
 
 	// ListAiGatewayKeys List AI gateway keys
 	//
-	// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
+	// Gateway key metadata in id order, revoked keys included; never a value. status=expired,revoked: keys that no longer open the gateway.
 	//
 	// Permission: any one of `ai-gateway-keys-global`.
 	//
@@ -4283,7 +4283,7 @@ func (c *Client) GetAiGateway(ctx context.Context, reqEditors ...RequestEditorFn
 
 // ListAiGatewayKeys List AI gateway keys
 //
-// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
+// Gateway key metadata in id order, revoked keys included; never a value. status=expired,revoked: keys that no longer open the gateway.
 //
 // Permission: any one of `ai-gateway-keys-global`.
 //
@@ -9976,7 +9976,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiGatewayKeysWithResponse List AI gateway keys
 	//
-	// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
+	// Gateway key metadata in id order, revoked keys included; never a value. status=expired,revoked: keys that no longer open the gateway.
 	//
 	// Permission: any one of `ai-gateway-keys-global`.
 	//
@@ -23295,7 +23295,7 @@ func (c *ClientWithResponses) GetAiGatewayWithResponse(ctx context.Context, reqE
 
 // ListAiGatewayKeysWithResponse List AI gateway keys
 //
-// Gateway key metadata in id order, revoked keys included; never a value. status=active,expired: keys that no longer open the gateway.
+// Gateway key metadata in id order, revoked keys included; never a value. status=expired,revoked: keys that no longer open the gateway.
 //
 // Permission: any one of `ai-gateway-keys-global`.
 //
