@@ -59,24 +59,6 @@ func placeByHand(t *testing.T, from, to *apitest.Agent, repo, as, source string,
 	}
 }
 
-// flipByte changes one byte of name in place: same size, a later
-// modification time.
-func flipByte(t *testing.T, name string) {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0xff
-	if err := os.WriteFile(name, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	later := time.Now().Add(time.Second)
-	if err := os.Chtimes(name, later, later); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // waitAgentState waits until the node's agent reports repo's cache in
 // state, failing if it ever reports it ready when state is not.
 func waitAgentState(t *testing.T, a *apitest.Agent, repo, state string) resources.AgentCache {
@@ -119,7 +101,7 @@ func TestNodeCaches_Reconcile_FoundCachesAdoptedOnlyWhenVerifiedAgainstTheModels
 	src, dst := agents["gpu-01"], agents["gpu-02"]
 	// One byte changed, same size (audit C, finding 1).
 	placeByHand(t, src, dst, "org/broken", "org/broken", "", func(dir string) {
-		flipByte(t, filepath.Join(dir, "model-00002-of-00002.safetensors"))
+		testkit.ChangeByte(t, filepath.Join(dir, "model-00002-of-00002.safetensors"))
 	})
 	// Weights given by hand to a planned model, which has no central copy
 	// (finding 2); another model's verified weights under the name of a
@@ -179,7 +161,7 @@ func TestNodeCaches_Reconcile_ReadyCacheChangedOnDisk_MissingUntilCopiedAgain(t 
 	e, tok, agents := agentEnv(t, apitest.Options{ReconcileInterval: 100e6}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
 	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
-	flipByte(t, filepath.Join(agents["gpu-01"].CacheRoot, "org/model/model-00001-of-00002.safetensors"))
+	testkit.ChangeByte(t, filepath.Join(agents["gpu-01"].CacheRoot, "org/model/model-00001-of-00002.safetensors"))
 	testkit.Eventually(t, 30*time.Second, "the changed cache turns missing", func() bool {
 		return nodeCacheStatus(t, e, tok, "gpu-01")[model] == "missing"
 	})

@@ -42,21 +42,6 @@ func handPlace(t *testing.T, cacheRoot, repo, source string, files map[string][]
 	return dir
 }
 
-// changeByte changes one byte of name in place (same size) and moves its
-// modification time a second on, as any later write would.
-func changeByte(t *testing.T, name string) {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0xff
-	if err := os.WriteFile(name, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	touch(t, name)
-}
-
 // touch moves name's modification time a second on; its bytes stay.
 func touch(t *testing.T, name string) {
 	t.Helper()
@@ -141,7 +126,7 @@ func TestFound_OneByteChanged_CorruptNeverReadyThenCopiedOver(t *testing.T) {
 	writeModel(t, cfg.StoreRoot, "models/acme/llama", files)
 	ta := startAgent(t, cfg)
 	dir := handPlace(t, cfg.CacheRoot, "acme/llama", "models/acme/llama", files)
-	changeByte(t, filepath.Join(dir, "model-00002-of-00002.safetensors"))
+	testkit.ChangeByte(t, filepath.Join(dir, "model-00002-of-00002.safetensors"))
 
 	c := ta.waitNeverReady("acme/llama", resources.AgentCacheCorrupt)
 	if c.Error == nil || c.Error.Code != resources.CodeChecksumMismatch ||
@@ -266,7 +251,7 @@ func TestPublished_FileChanged_NotReadyUntilVerifiedAgain(t *testing.T) {
 	}
 	g.release()
 	ta.waitState("acme/llama", resources.AgentCacheReady)
-	changeByte(t, shard)
+	testkit.ChangeByte(t, shard)
 	c := ta.waitNeverReady("acme/llama", resources.AgentCacheCorrupt)
 	if c.Error == nil || !strings.Contains(c.Error.Detail, "model-00001-of-00002.safetensors") {
 		t.Fatalf("corrupt: %+v", c.Error)
