@@ -34,7 +34,7 @@ func (s *Server) stampProblem(ctx huma.Context, _ string, v any) (any, error) {
 	}
 	id := RequestID(ctx.Context())
 	u := ctx.URL()
-	p.finish(u.Path, id)
+	p.finish(u.EscapedPath(), id)
 	p.log(ctx.Context(), loggerFrom(ctx.Context(), s.cfg.Logger))
 	p.headers(ctx.SetHeader)
 	return p, nil
@@ -67,7 +67,7 @@ func (s *Server) ProblemFor(r *http.Request, err error) *Problem {
 		p = faultProblem(err)
 	}
 	id := RequestID(r.Context())
-	p.finish(r.URL.Path, id)
+	p.finish(r.URL.EscapedPath(), id)
 	p.log(r.Context(), loggerFrom(r.Context(), s.cfg.Logger))
 	return p
 }

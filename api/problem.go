@@ -167,7 +167,8 @@ func asProblem(err error) (*Problem, bool) {
 	return nil, false
 }
 
-// finish fills type, title, code, instance and request id, and hides any
+// finish fills type, title, code, instance (path: the request path as
+// sent, still percent-encoded, a URI reference) and request id, and hides any
 // internal detail from the client.
 func (p *Problem) finish(path, requestID string) {
 	if p.Status >= 500 && p.Code == "" || p.Code == codeInternal {

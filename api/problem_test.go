@@ -22,6 +22,21 @@ func TestProblems_UnknownPath_404NotFound(t *testing.T) {
 	assertProblem(t, e.Do("GET", "/elsewhere", "", nil), 404, "not_found")
 }
 
+// TestProblems_Instance_IsThePathAsSent: instance is a URI reference (RFC
+// 9457), the request path as the client sent it, still percent-encoded: a
+// decoded path can hold spaces, quotes and line breaks.
+func TestProblems_Instance_IsThePathAsSent(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermReleasesRead, resources.PermTenancyRead)
+	for _, path := range []string{"/api/v1/release-operations/a%0Ab", "/api/v1/customers/1%20",
+		"/api/v1/release-operations/%22%3Cx%3E", "/api/v1/no%20such"} {
+		r := e.Do("GET", path, tok, nil)
+		if m := r.JSON(t); m["instance"] != path {
+			t.Fatalf("%s: %d instance %q", path, r.Status, m["instance"])
+		}
+	}
+}
+
 func TestProblems_WrongMethod_405(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	assertProblem(t, e.Do("DELETE", "/api/v1/whoami", e.Token(resources.PermAIRead), nil), 405, "method_not_allowed")
