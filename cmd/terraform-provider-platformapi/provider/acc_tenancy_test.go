@@ -50,7 +50,7 @@ func TestAcc_TenantAndUser_Lifecycle(t *testing.T) {
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction(tenant, plancheck.ResourceActionUpdate)}},
 			// admin is never on a token: the API refuses, naming the key
-			ExpectError: says("update user failed: forbidden", "with platformapi_user.u", "required (any one): admin"),
+			ExpectError: says("update user failed: role_not_grantable", "with platformapi_user.u", "it lacks admin"),
 		}, {
 			Config: a.provider(a.token, false) + tenancyConfig("acme-labs", "Labs 2", "Sam@Example.COM", `[]`),
 			Check:  onServer(a, t, tenant, "/api/v1/tenants/%s", map[string]any{"name": "Labs 2"}),
