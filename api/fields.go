@@ -88,7 +88,9 @@ func selectFields[W any](fields string) (map[string]bool, error) {
 		if fields == "" {
 			return nil, nil
 		}
-		unknown = append(unknown, "none named")
+		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter, Field: "fields",
+			Detail: "fields names no member; leave it out for every member, or name some: " +
+				strings.Join(m.names, ", ")}
 	}
 	for _, k := range m.key {
 		keep[k] = true

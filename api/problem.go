@@ -132,11 +132,8 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 		return faultProblem(err)
 	}
 	p := &Problem{Status: status, Detail: msg}
-	switch {
-	case status == 0:
+	if status == 0 {
 		p.Status = http.StatusInternalServerError
-	case status == http.StatusBadRequest && len(details) == 0: // Huma: a required body is missing
-		p.Status, p.Code = http.StatusUnprocessableEntity, CodeMalformedBody
 	}
 	if len(details) > 0 {
 		p.Errors = details
