@@ -49,8 +49,8 @@ type Config struct {
 	MaxBytesPerSecond int64
 	Logger            *slog.Logger // nil: discard
 	// hashed, when set (tests), is called after each span a verification
-	// of a found cache has hashed.
-	hashed func(repo string)
+	// of a found cache has hashed, with the file's name.
+	hashed func(repo, name string)
 }
 
 // Agent is one node agent: its roots, its key and its copies. Handler
@@ -61,14 +61,14 @@ type Agent struct {
 	keys         *keyring
 	maxCache     int64
 	log          *slog.Logger
-	slots        chan struct{} // one per copy allowed to run
+	slots        *slots        // --max-copies: copies first, then checks of found caches
 	throttle     *rate.Limiter // nil: none
 	ctx          context.Context
 	stop         context.CancelFunc
 	wg           sync.WaitGroup
 	bytesRead    atomic.Int64 // from the store, by every copy
 	bytesHashed  atomic.Int64 // from the cache, by verifications of found caches
-	hashed       func(repo string)
+	hashed       func(repo, name string)
 
 	admit    sync.Mutex // serialises starting and removing copies
 	mu       sync.Mutex // guards jobs, failed, verdicts, checks and closed
@@ -104,7 +104,7 @@ func New(cfg Config) (*Agent, error) {
 		copies = DefaultMaxCopies
 	}
 	a := &Agent{cachePath: cachePath, keys: keys, maxCache: cfg.MaxCacheBytes, log: log,
-		slots: make(chan struct{}, copies), jobs: map[string]*job{},
+		slots: newSlots(copies), jobs: map[string]*job{},
 		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond),
 		verdicts: map[string]verdict{}, checks: map[string]*check{}, hashed: cfg.hashed}
 	if err := a.openRoots(storePath, cachePath); err != nil {

@@ -66,7 +66,7 @@ type gate struct {
 func startGated(t *testing.T, cfg Config) (*testAgent, *gate) {
 	t.Helper()
 	g := &gate{blocked: make(chan struct{}), open: make(chan struct{})}
-	cfg.hashed = func(string) {
+	cfg.hashed = func(string, string) {
 		g.block.Do(func() { close(g.blocked) })
 		<-g.open
 	}
@@ -302,4 +302,42 @@ func TestPut_FoundCacheOfThisCentralCopy_JoinsItsCheck(t *testing.T) {
 	if n := ta.a.BytesRead(); n != 0 {
 		t.Fatalf("read %d bytes from the store for a cache found whole on the node", n)
 	}
+}
+
+// TestFound_CopyAskedWhileACacheIsChecked_RunsBeforeTheCheckGoesOn: the
+// checks of caches found at start share the copy slots, but a copy an
+// operator asks for waits only for the file being hashed, not for every
+// check on the node (with one slot: the check gives way after its file).
+func TestFound_CopyAskedWhileACacheIsChecked_RunsBeforeTheCheckGoesOn(t *testing.T) {
+	cfg := newConfig(t)
+	cfg.MaxCopies = 1
+	found := map[string][]byte{"a.bin": randomBytes(1 << 20), "b.bin": randomBytes(1 << 20)}
+	writeModel(t, cfg.StoreRoot, "models/acme/found", found)
+	writeModel(t, cfg.StoreRoot, "models/acme/asked", model())
+	handPlace(t, cfg.CacheRoot, "acme/found", "models/acme/found", found)
+	onA, goA, goB := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var reachedA, openA, openB sync.Once
+	cfg.hashed = func(_, name string) { // holds the check in a.bin, then in b.bin
+		if name == "a.bin" {
+			reachedA.Do(func() { close(onA) })
+			<-goA
+			return
+		}
+		<-goB
+	}
+	ta := startAgent(t, cfg) // it starts checking the cache it found
+	t.Cleanup(func() { openA.Do(func() { close(goA) }); openB.Do(func() { close(goB) }) })
+	select {
+	case <-onA:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the found cache was not checked")
+	}
+	ta.put("acme/asked", "models/acme/asked", 202)
+	openA.Do(func() { close(goA) }) // a.bin hashed: the check waits for a slot for b.bin
+	ta.waitState("acme/asked", resources.AgentCacheReady)
+	if c := ta.reported("acme/found"); c == nil || c.State != resources.AgentCacheVerifying {
+		t.Fatalf("the found cache while the copy ran: %+v", c)
+	}
+	openB.Do(func() { close(goB) })
+	ta.waitState("acme/found", resources.AgentCacheReady)
 }

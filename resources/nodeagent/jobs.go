@@ -180,13 +180,10 @@ func (a *Agent) run(ctx context.Context, j *job, kept []entry) {
 	defer a.wg.Done()
 	defer close(j.done)
 	defer j.cancel()
-	var err error
-	select {
-	case a.slots <- struct{}{}:
+	err := a.slots.acquire(ctx, true)
+	if err == nil {
 		err = a.copyCache(ctx, j, kept)
-		<-a.slots
-	case <-ctx.Done():
-		err = ctx.Err()
+		a.slots.release()
 	}
 	a.ended(j, err)
 }

@@ -26,8 +26,8 @@ type verdict struct {
 	cache resources.AgentCache
 }
 
-// check is the verification of one found cache directory, queued for a
-// copy slot or hashing.
+// check is the verification of one found cache directory, hashing a file
+// or waiting for a slot to hash the next.
 type check struct {
 	fp     fingerprint
 	cancel context.CancelFunc
@@ -74,19 +74,11 @@ func (a *Agent) stopCheck(repo string) {
 	}
 }
 
-// runCheck waits for a copy slot (checks and copies share the limit),
-// verifies f and records the verdict.
+// runCheck verifies f and records the verdict.
 func (a *Agent) runCheck(ctx context.Context, ch *check, f *found) {
 	defer a.wg.Done()
 	defer ch.cancel()
-	select {
-	case a.slots <- struct{}{}:
-	case <-ctx.Done():
-		a.settle(f.repo, ch, nil)
-		return
-	}
 	v := a.verify(ctx, ch, f)
-	<-a.slots
 	if ctx.Err() != nil {
 		v = nil
 	}
@@ -120,7 +112,7 @@ func (a *Agent) verify(ctx context.Context, ch *check, f *found) *verdict {
 		return a.judge(v, resources.AgentCacheCorrupt, err)
 	}
 	for _, e := range f.m.Files {
-		sum, err := a.hashFile(ctx, ch, f.repo, e.Path)
+		sum, err := a.hashInTurn(ctx, ch, f.repo, e.Path)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -193,6 +185,16 @@ func sameListing(have, want []entry) error {
 	return nil
 }
 
+// hashInTurn hashes one file of a found cache once a slot is free (checks
+// and copies share the limit; a waiting copy goes first).
+func (a *Agent) hashInTurn(ctx context.Context, ch *check, repo, name string) (string, error) {
+	if err := a.slots.acquire(ctx, false); err != nil {
+		return "", err
+	}
+	defer a.slots.release()
+	return a.hashFile(ctx, ch, repo, name)
+}
+
 // hashFile answers the sha256 of name in repo's cache directory, counting
 // the bytes hashed as it goes.
 func (a *Agent) hashFile(ctx context.Context, ch *check, repo, name string) (string, error) {
@@ -217,7 +219,7 @@ func (a *Agent) hashFile(ctx context.Context, ch *check, repo, name string) (str
 			ch.hashed.Add(int64(n))
 			a.bytesHashed.Add(int64(n))
 			if a.hashed != nil {
-				a.hashed(repo)
+				a.hashed(repo, name)
 			}
 		}
 		if errors.Is(err, io.EOF) {
