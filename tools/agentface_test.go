@@ -101,18 +101,7 @@ func TestMCP_Resources_ProblemCatalogueAndContractParts(t *testing.T) {
 func TestMCP_Prompts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t).enableAPI()
-	c := e.client(e.token(resources.PermAuditRead), nil, false)
-	lp, err := c.ListPrompts(t.Context(), mcp.ListPromptsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range lp.Prompts {
-		names = append(names, p.Name)
-	}
-	if diff := cmp.Diff([]string{"fleet-status", "release-readiness", "who-changed"}, names); diff != "" {
-		t.Fatalf("prompts (-want +got):\n%s", diff)
-	}
+	c := e.client(e.token(resources.PermAuditRead, resources.PermReleasesRead), nil, false)
 	req := mcp.GetPromptRequest{}
 	req.Params.Name, req.Params.Arguments = "release-readiness", map[string]string{"project_id": "7"}
 	res, err := c.GetPrompt(t.Context(), req)
@@ -125,6 +114,51 @@ func TestMCP_Prompts(t *testing.T) {
 	req.Params.Arguments = nil
 	if _, err := c.GetPrompt(t.Context(), req); err == nil || !strings.Contains(err.Error(), "project_id") {
 		t.Fatalf("missing argument: %v", err)
+	}
+}
+
+// A prompt tells the agent which tools to call; it is offered (listed and
+// got) only when tools/list shows every one of them to this client.
+func TestMCP_Prompts_OfferedOnlyWithEveryToolTheyUse(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	every := []string{resources.PermAuditRead, resources.PermReleasesRead, resources.PermAIRead}
+	for _, c := range []struct {
+		name     string
+		scopes   []string
+		toolsets string
+		want     []string
+	}{
+		{"every scope", every, "", []string{"fleet-status", "release-readiness", "who-changed"}},
+		{"audit only", []string{resources.PermAuditRead}, "", []string{"who-changed"}},
+		{"ai and releases", every[1:], "", []string{"fleet-status", "release-readiness"}},
+		{"toolsets ai,audit", every, "ai,audit", []string{"fleet-status", "who-changed"}},
+		{"no scope a prompt needs", []string{resources.PermBrandRead}, "", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h map[string]string
+			if c.toolsets != "" {
+				h = map[string]string{ToolsetsHeader: c.toolsets}
+			}
+			cl := e.client(e.token(c.scopes...), h, false)
+			lp, err := cl.ListPrompts(t.Context(), mcp.ListPromptsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range lp.Prompts {
+				names = append(names, p.Name)
+			}
+			if diff := cmp.Diff(c.want, names); diff != "" {
+				t.Fatalf("prompts (-want +got):\n%s", diff)
+			}
+			req := mcp.GetPromptRequest{}
+			req.Params.Name = "fleet-status"
+			_, err = cl.GetPrompt(t.Context(), req)
+			if offered := slices.Contains(c.want, "fleet-status"); offered != (err == nil) {
+				t.Fatalf("prompts/get fleet-status: %v (offered: %v)", err, offered)
+			}
+		})
 	}
 }
 

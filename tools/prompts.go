@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -12,6 +13,7 @@ import (
 // answer it, as a user message with the arguments filled in.
 type prompt struct {
 	name, title, desc string
+	uses              []string // the tools its text tells the agent to call
 	args              []mcp.PromptOption
 	text              func(args map[string]string) string
 }
@@ -20,6 +22,7 @@ type prompt struct {
 var prompts = []prompt{
 	{name: "fleet-status", title: "AI fleet status",
 		desc: "Summarise the AI fleet: nodes by live status, GPU load and temperature, what each serves.",
+		uses: []string{"list-ai-nodes"},
 		text: func(map[string]string) string {
 			return "Give me the status of the AI fleet. Call list-ai-nodes (fields=hostname,site,gpu_class,status," +
 				"online,gpu_util_avg_pct,gpu_temp_max_c,throttle_active,collector_stale,models) and follow " +
@@ -29,6 +32,7 @@ var prompts = []prompt{
 		}},
 	{name: "release-readiness", title: "Release readiness of a project",
 		desc: "What each environment of a project runs, what awaits approval and whether PROD data is locked.",
+		uses: []string{"get-release-state", "list-release-operations"},
 		args: []mcp.PromptOption{mcp.WithArgument("project_id", mcp.RequiredArgument(),
 			mcp.ArgumentDescription("The project's id (list-projects finds it)"))},
 		text: func(a map[string]string) string {
@@ -40,6 +44,7 @@ var prompts = []prompt{
 		}},
 	{name: "who-changed", title: "Who changed an entity",
 		desc: "The audit trail of one entity: who changed it, when, how and from where.",
+		uses: []string{"list-audit-events", "get-audit-event"},
 		args: []mcp.PromptOption{
 			mcp.WithArgument("entity_type", mcp.RequiredArgument(),
 				mcp.ArgumentDescription("Entity type as the audit log records it, e.g. customer, project, ai_model")),
@@ -52,9 +57,18 @@ var prompts = []prompt{
 		}},
 }
 
-// addPrompts registers the prompts.
-func (m *MCP) addPrompts() {
+// addPrompts registers the prompts; it fails when one names a tool that is
+// not served.
+func (m *MCP) addPrompts() error {
+	m.promptUses = map[string][]toolSpec{}
 	for _, p := range prompts {
+		for _, name := range p.uses {
+			s, ok := m.byName[name]
+			if !ok {
+				return fmt.Errorf("prompt %s uses the tool %s, which is not served", p.name, name)
+			}
+			m.promptUses[p.name] = append(m.promptUses[p.name], s)
+		}
 		opts := append([]mcp.PromptOption{mcp.WithPromptTitle(p.title), mcp.WithPromptDescription(p.desc)}, p.args...)
 		text, prompt := p.text, mcp.NewPrompt(p.name, opts...)
 		m.mcp.AddPrompt(prompt,
@@ -73,4 +87,18 @@ func (m *MCP) addPrompts() {
 				}), nil
 			})
 	}
+	return nil
+}
+
+// visiblePrompts is the prompt filter of prompts/list and prompts/get: a
+// prompt is offered only when tools/list would show every tool it tells
+// the agent to call (the token's scopes, the toolsets asked for).
+func (m *MCP) visiblePrompts(ctx context.Context, ps []mcp.Prompt) []mcp.Prompt {
+	outer, ok := outerFrom(ctx)
+	if !ok {
+		return ps
+	}
+	return slices.DeleteFunc(slices.Clone(ps), func(p mcp.Prompt) bool {
+		return slices.ContainsFunc(m.promptUses[p.Name], func(s toolSpec) bool { return !outer.offers(s) })
+	})
 }

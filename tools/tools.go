@@ -57,12 +57,15 @@ type Config struct {
 // MCP is the mounted MCP endpoint: the derived tools and the mcp-go server
 // answering them.
 type MCP struct {
-	srv     *api.Server
-	cfg     Config
-	specs   []toolSpec
-	byName  map[string]toolSpec
-	mcp     *server.MCPServer
-	answers sync.Pool // *answerBuffer, for writeMessage
+	srv    *api.Server
+	cfg    Config
+	specs  []toolSpec
+	byName map[string]toolSpec
+	mcp    *server.MCPServer
+	// promptUses are, by prompt name, the tools its text tells the agent
+	// to call; a prompt is offered only with all of them.
+	promptUses map[string][]toolSpec
+	answers    sync.Pool // *answerBuffer, for writeMessage
 }
 
 // New derives the tools from srv's OpenAPI document and mounts POST /mcp on
@@ -85,6 +88,7 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 		server.WithPromptCapabilities(false),
 		server.WithLogging(),
 		server.WithToolFilter(m.visibleTools),
+		server.WithPromptFilter(m.visiblePrompts),
 		server.WithRecovery(),
 	)
 	for _, s := range specs {
@@ -94,7 +98,9 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 	if err := m.addCatalogues(); err != nil {
 		return nil, err
 	}
-	m.addPrompts()
+	if err := m.addPrompts(); err != nil {
+		return nil, err
+	}
 	// Stateless: no Mcp-Session-Id, any replica serves any request. One
 	// handler answers every message (handle); mcp-go's HTTP transport is not
 	// used (docs/decisions.md says why).
@@ -113,8 +119,14 @@ func (m *MCP) visibleTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	}
 	return slices.DeleteFunc(slices.Clone(tools), func(t mcp.Tool) bool {
 		s, ok := m.byName[t.Name]
-		return !ok || outer.toolsets != nil && !outer.toolsets[s.toolset] || !outer.cred.Holds(s.permissions...)
+		return !ok || !outer.offers(s)
 	})
+}
+
+// offers reports whether tools/list shows s to this request: its token's
+// effective scopes can call it, in a toolset the client asked for.
+func (o outerRequest) offers(s toolSpec) bool {
+	return (o.toolsets == nil || o.toolsets[s.toolset]) && o.cred.Holds(s.permissions...)
 }
 
 // Tools returns the tools served, sorted by name.
