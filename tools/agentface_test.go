@@ -111,9 +111,28 @@ func TestMCP_Prompts(t *testing.T) {
 	if text := res.Messages[0].Content.(mcp.TextContent).Text; !containsAll(text, []string{"get-release-state", "project_id=7"}) {
 		t.Fatalf("prompt text %q", text)
 	}
-	req.Params.Arguments = nil
-	if _, err := c.GetPrompt(t.Context(), req); err == nil || !strings.Contains(err.Error(), "project_id") {
-		t.Fatalf("missing argument: %v", err)
+}
+
+func TestMCP_PromptsGet_RequiredArgumentMissing_InvalidParamsNamingIt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(resources.PermReleasesRead)
+	for name, args := range map[string]any{"none": nil, "blank": map[string]any{"project_id": " "},
+		"a number": map[string]any{"project_id": 7}, "another": map[string]any{"id": "7"}} {
+		t.Run(name, func(t *testing.T) {
+			params := map[string]any{"name": "release-readiness"}
+			if args != nil {
+				params["arguments"] = args
+			}
+			r := e.rpc(Path, tok, "prompts/get", params, nil)
+			var msg struct{ Error mcp.JSONRPCErrorDetails }
+			if err := json.Unmarshal(r.body, &msg); err != nil {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+			if msg.Error.Code != mcp.INVALID_PARAMS || !strings.Contains(msg.Error.Message, "project_id") {
+				t.Fatalf("%d %s", r.status, r.body)
+			}
+		})
 	}
 }
 

@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -60,7 +62,7 @@ var prompts = []prompt{
 // addPrompts registers the prompts; it fails when one names a tool that is
 // not served.
 func (m *MCP) addPrompts() error {
-	m.promptUses = map[string][]toolSpec{}
+	m.promptUses, m.promptDefs = map[string][]toolSpec{}, map[string]mcp.Prompt{}
 	for _, p := range prompts {
 		for _, name := range p.uses {
 			s, ok := m.byName[name]
@@ -71,16 +73,12 @@ func (m *MCP) addPrompts() error {
 		}
 		opts := append([]mcp.PromptOption{mcp.WithPromptTitle(p.title), mcp.WithPromptDescription(p.desc)}, p.args...)
 		text, prompt := p.text, mcp.NewPrompt(p.name, opts...)
+		m.promptDefs[p.name] = prompt
 		m.mcp.AddPrompt(prompt,
 			func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				args := map[string]string{}
+				args := map[string]string{} // checked by checkPromptArguments
 				for k, v := range req.Params.Arguments {
 					args[k] = strings.TrimSpace(v)
-				}
-				for _, a := range prompt.Arguments {
-					if a.Required && args[a.Name] == "" {
-						return nil, fmt.Errorf("the argument %s is required", a.Name)
-					}
 				}
 				return mcp.NewGetPromptResult(p.desc, []mcp.PromptMessage{
 					mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text(args))),
@@ -101,4 +99,45 @@ func (m *MCP) visiblePrompts(ctx context.Context, ps []mcp.Prompt) []mcp.Prompt 
 	return slices.DeleteFunc(slices.Clone(ps), func(p mcp.Prompt) bool {
 		return slices.ContainsFunc(m.promptUses[p.Name], func(s toolSpec) bool { return !outer.offers(s) })
 	})
+}
+
+// checkPromptArguments refuses a prompts/get of an offered prompt that
+// lacks a required argument: -32602 Invalid params naming it (mcp-go
+// answers every error of a prompt's handler -32603 Internal error). A
+// prompt not offered is left to mcp-go (not found).
+func (m *MCP) checkPromptArguments(r *http.Request, msg rpcMessage) *mcp.JSONRPCError {
+	if msg.Method != string(mcp.MethodPromptsGet) {
+		return nil
+	}
+	var req struct {
+		Params struct {
+			Name      string         `json:"name"`
+			Arguments map[string]any `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(msg.body, &req); err != nil {
+		e := rpcError(msg.ID, mcp.INVALID_PARAMS,
+			"params must hold the prompt's name and its arguments, names to strings")
+		return &e
+	}
+	p, ok := m.promptDefs[req.Params.Name]
+	if !ok || len(m.visiblePrompts(r.Context(), []mcp.Prompt{p})) == 0 {
+		return nil
+	}
+	for _, a := range p.Arguments {
+		v, given := req.Params.Arguments[a.Name]
+		text, isText := v.(string)
+		why := ""
+		switch {
+		case given && !isText:
+			why = "the argument " + a.Name + " must be a string"
+		case a.Required && strings.TrimSpace(text) == "":
+			why = "the argument " + a.Name + " is required"
+		}
+		if why != "" {
+			e := rpcError(msg.ID, mcp.INVALID_PARAMS, why)
+			return &e
+		}
+	}
+	return nil
 }

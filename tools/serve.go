@@ -45,6 +45,9 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 	if refusal == nil {
 		refusal = era.checkModern(r.Header, msg)
 	}
+	if refusal == nil {
+		refusal = m.checkPromptArguments(r, msg)
+	}
 	if refusal != nil {
 		m.writeMessage(w, r, refusal, era.status(refusal.Error.Code))
 		return

@@ -65,7 +65,8 @@ type MCP struct {
 	// promptUses are, by prompt name, the tools its text tells the agent
 	// to call; a prompt is offered only with all of them.
 	promptUses map[string][]toolSpec
-	answers    sync.Pool // *answerBuffer, for writeMessage
+	promptDefs map[string]mcp.Prompt // by name, as registered
+	answers    sync.Pool             // *answerBuffer, for writeMessage
 }
 
 // New derives the tools from srv's OpenAPI document and mounts POST /mcp on
