@@ -8,10 +8,16 @@ import (
 	"platformapi/resources"
 )
 
-// OperationError says why an operation failed.
+// OperationError says why an operation failed: an RFC 9457 problem document
+// in the form of the API's problems, the one error member of every
+// operation-shaped answer (operations, release operations). It has no
+// status and no request id: no HTTP answer carried it (docs/decisions.md).
 type OperationError struct {
-	Code   string `json:"code" doc:"Stable machine code"`
-	Detail string `json:"detail" doc:"Words for people"`
+	Type     string `json:"type" doc:"urn:svc:api:problem:<code>"`
+	Title    string `json:"title" doc:"Fixed per code: its HTTP reason phrase, else the code in words"`
+	Detail   string `json:"detail" doc:"Words for people"`
+	Code     string `json:"code" doc:"Stable machine code"`
+	Instance string `json:"instance" example:"/api/v1/operations/release:12" doc:"The operation's path"`
 }
 
 // OperationProgress is how far a copy got.
@@ -27,7 +33,7 @@ type Operation struct {
 	Kind       string                      `json:"kind" doc:"release_promotion, project_provision, node_cache_copy, node_cache_remove, …"`
 	Status     string                      `json:"status" doc:"pending, running, succeeded, failed, awaiting_approval, awaiting_operator, …"`
 	Target     resources.OperationTarget   `json:"target"`
-	Error      Nullable[OperationError]    `json:"error" doc:"Why it failed; null otherwise"`
+	Error      Nullable[OperationError]    `json:"error" doc:"Why it failed, as a problem document; null otherwise"`
 	Result     map[string]any              `json:"result" nullable:"true"`
 	Progress   Nullable[OperationProgress] `json:"progress" doc:"Copies: bytes so far"`
 	CreatedAt  time.Time                   `json:"created_at"`
@@ -38,7 +44,7 @@ type Operation struct {
 func operationView(op resources.Operation) Operation {
 	v := Operation{ID: op.ID, Kind: op.Kind, Status: op.Status, Target: op.Target, Result: op.Result,
 		CreatedAt: op.CreatedAt.UTC(), UpdatedAt: op.UpdatedAt.UTC(), FinishedAt: utcPtr(op.FinishedAt)}
-	v.Error = operationErrorView(op.Error)
+	v.Error = operationErrorView(op.Error, op.ID)
 	v.Progress = NullOf[OperationProgress](nil)
 	if p := op.Progress; p != nil {
 		v.Progress = NullOf(&OperationProgress{BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
@@ -118,9 +124,12 @@ func (s *Server) operation(ctx context.Context, id string) (*resources.Operation
 	return &op, nil
 }
 
-func operationErrorView(e *resources.OperationError) Nullable[OperationError] {
+// operationErrorView is the error of operation id (as GET /operations/{id}
+// names it) as a problem document, or null.
+func operationErrorView(e *resources.OperationError, id string) Nullable[OperationError] {
 	if e == nil {
 		return NullOf[OperationError](nil)
 	}
-	return NullOf(&OperationError{Code: e.Code, Detail: e.Detail})
+	return NullOf(&OperationError{Type: ProblemTypePrefix + e.Code, Title: resources.ProblemTitle(e.Code),
+		Detail: e.Detail, Code: e.Code, Instance: Prefix + "/operations/" + id})
 }

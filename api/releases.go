@@ -31,7 +31,7 @@ type ReleaseOperation struct {
 	RequestedBy      string                   `json:"requested_by"`
 	RequestedVia     string                   `json:"requested_via" doc:"api or portal"`
 	Decision         Nullable[Decision]       `json:"decision" doc:"A person's decision on a prod promotion; null otherwise"`
-	Error            Nullable[OperationError] `json:"error" doc:"Why it failed; null otherwise"`
+	Error            Nullable[OperationError] `json:"error" doc:"Why it failed, as a problem document; null otherwise"`
 	CreatedAt        time.Time                `json:"created_at"`
 	UpdatedAt        time.Time                `json:"updated_at"`
 	FinishedAt       *time.Time               `json:"finished_at" nullable:"true"`
@@ -47,7 +47,7 @@ func releaseView(r resources.ReleaseOperation) ReleaseOperation {
 	if d := r.Decision; d != nil {
 		v.Decision = NullOf(&Decision{Outcome: d.Outcome, By: d.By, At: d.At.UTC(), Note: d.Note, Reason: d.Reason})
 	}
-	v.Error = operationErrorView(r.Error)
+	v.Error = operationErrorView(r.Error, v.OperationID)
 	return v
 }
 

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -64,6 +65,22 @@ func Problems() []ProblemCode {
 func ProblemByCode(code string) (ProblemCode, bool) {
 	c, ok := problemIndex()[code]
 	return c, ok
+}
+
+// ProblemTitle is the title of code's problem type (RFC 9457: a short
+// summary that does not change from one occurrence to the next): the HTTP
+// reason phrase of its status in the catalogue, the title a REST problem of
+// that type has; for a code without one (an operation error), the code in
+// words: pipeline_failed is "Pipeline failed".
+func ProblemTitle(code string) string {
+	if c, ok := ProblemByCode(code); ok && http.StatusText(c.Status) != "" {
+		return http.StatusText(c.Status)
+	}
+	words := strings.ReplaceAll(code, "_", " ")
+	if words == "" {
+		return ""
+	}
+	return strings.ToUpper(words[:1]) + words[1:]
 }
 
 // problemIndex is the catalogue by code, built once.

@@ -96,3 +96,30 @@ func TestProblems_CatalogueIsWellFormed(t *testing.T) {
 		t.Error("not sorted by code")
 	}
 }
+
+// TestProblems_Title_ReasonPhraseElseTheCodeInWords: a code's title (RFC
+// 9457: fixed for the problem type) is the reason phrase of its HTTP
+// status, as REST problems have, else, for a code without one (an
+// operation error, or one the catalogue does not hold), the code in words.
+func TestProblems_Title_ReasonPhraseElseTheCodeInWords(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]string{
+		CodeProjectRetired:       "Conflict",
+		CodeNodeAgentNotEnrolled: "Conflict",
+		CodeAIModelNotInStore:    "Conflict",
+		CodePipelineFailed:       "Pipeline failed",
+		CodeReleaseRejected:      "Release rejected",
+		CodeNodeAgentUnreachable: "Node agent unreachable",
+		CodeRequestCancelled:     "Request cancelled", // 499 has no reason phrase
+		"no_such_code":           "No such code",
+	} {
+		if got := ProblemTitle(code); got != want {
+			t.Errorf("%s: title %q, want %q", code, got, want)
+		}
+	}
+	for _, c := range Problems() {
+		if ProblemTitle(c.Code) == "" {
+			t.Errorf("%s has no title", c.Code)
+		}
+	}
+}

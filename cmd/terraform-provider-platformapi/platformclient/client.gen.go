@@ -2092,13 +2092,24 @@ type NodeModel struct {
 type Operation struct {
 	CreatedAt time.Time `json:"created_at"`
 
-	// Error Why it failed; null otherwise
+	// Error Why it failed, as a problem document; null otherwise
 	Error nullable.Nullable[struct {
 		// Code Stable machine code
 		Code string `json:"code"`
 
 		// Detail Words for people
 		Detail string `json:"detail"`
+
+		// Instance The operation's path
+		//
+		// Example: /api/v1/operations/release:12
+		Instance string `json:"instance"`
+
+		// Title Fixed per code: its HTTP reason phrase, else the code in words
+		Title string `json:"title"`
+
+		// Type urn:svc:api:problem:<code>
+		Type string `json:"type"`
 	}] `json:"error"`
 	FinishedAt nullable.Nullable[time.Time] `json:"finished_at"`
 
@@ -2353,13 +2364,24 @@ type ReleaseOperation struct {
 		Reason  nullable.Nullable[string]       `json:"reason"`
 	}] `json:"decision"`
 
-	// Error Why it failed; null otherwise
+	// Error Why it failed, as a problem document; null otherwise
 	Error nullable.Nullable[struct {
 		// Code Stable machine code
 		Code string `json:"code"`
 
 		// Detail Words for people
 		Detail string `json:"detail"`
+
+		// Instance The operation's path
+		//
+		// Example: /api/v1/operations/release:12
+		Instance string `json:"instance"`
+
+		// Title Fixed per code: its HTTP reason phrase, else the code in words
+		Title string `json:"title"`
+
+		// Type urn:svc:api:problem:<code>
+		Type string `json:"type"`
 	}] `json:"error"`
 	FinishedAt nullable.Nullable[time.Time] `json:"finished_at"`
 
