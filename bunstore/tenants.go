@@ -69,11 +69,17 @@ func (s *Store) CreateTenant(ctx context.Context, a resources.Actor, t resources
 			return err
 		}
 		out = row.tenant()
-		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "tenant.create", entityType: "tenant",
-			entityID: idString(row.ID), after: row},
+		return s.auditKeyed(ctx, tx, tenantCreated(a, row),
 			recovery{lease: l, point: resources.RecoveryTenantCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err
+}
+
+// tenantCreated is the audit event of a tenant's creation, by POST /tenants
+// or with its customer (the primary tenant).
+func tenantCreated(a resources.Actor, row *tenantRow) auditEntry {
+	return auditEntry{actor: a, action: "tenant.create", entityType: "tenant",
+		entityID: idString(row.ID), after: row}
 }
 
 func insertTenant(ctx context.Context, tx bun.Tx, t resources.Tenant) (*tenantRow, error) {
