@@ -3,8 +3,11 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
@@ -47,7 +50,7 @@ func count(t *testing.T, e *apitest.Env, sql string) int {
 	return n
 }
 
-func TestCustomers_Create_201DefaultsPrimaryTenantGroupAndOneAuditEvent(t *testing.T) {
+func TestCustomers_Create_201DefaultsPrimaryTenantGroupAndOneCustomerEvent(t *testing.T) {
 	e, tok := customerEnv(t)
 	r := e.Do("POST", "/api/v1/customers", tok, acme(), "X-Request-ID", "create-acme-1")
 	if r.Status != 201 {
@@ -259,5 +262,41 @@ func TestCustomers_Create_NullIndexAllocates(t *testing.T) {
 		"primary_contact_email":"a@acme.example","primary_contact_name":"Jane Doe","customer_index":null,"notes":null}`)
 	if r.Status != 201 || r.JSON(t)["customer_index"] != 1.0 {
 		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+}
+
+func TestCustomers_Create_PrimaryTenantHasItsOwnTenantCreateEvent(t *testing.T) {
+	e, tok := customerEnv(t)
+	cid := createCustomer(t, e, tok, acme())["id"].(string)
+	tn := e.Do("GET", "/api/v1/tenants/"+primaryTenant(t, e, tok, cid), tok, nil).JSON(t)
+	customer, _ := auditItems(t, e, tok, "?entity_type=customer&entity_id="+cid)
+	got, _ := auditItems(t, e, tok, "?entity_type=tenant&entity_id="+tn["id"].(string))
+	if len(customer) != 1 || len(got) != 1 {
+		t.Fatalf("events: customer %v, tenant %v", customer, got)
+	}
+	// The customer's event with the tenant's action, entity and state: the
+	// same actor, token, request and address, the form a POST /tenants writes.
+	want := maps.Clone(customer[0])
+	want["id"], want["occurred_at"] = got[0]["id"], got[0]["occurred_at"]
+	want["action"], want["entity_type"], want["entity_id"] = "tenant.create", "tenant", tn["id"]
+	want["after_state"] = map[string]any{"id": float64(parseInt(t, tn["id"].(string))),
+		"customer_id": float64(parseInt(t, cid)), "slug": "acme", "name": "Acme Corporation",
+		"primary": true, "created_at": tn["created_at"], "updated_at": tn["updated_at"]}
+	if diff := cmp.Diff(want, got[0]); diff != "" {
+		t.Fatalf("tenant.create event (-want +got):\n%s", diff)
+	}
+}
+
+func TestCustomers_Create_KeyedRetry_OneTenantCreateEvent(t *testing.T) {
+	e, tok := customerEnv(t)
+	first := e.Do("POST", "/api/v1/customers", tok, acme(), "Idempotency-Key", "primary-1")
+	again := e.Do("POST", "/api/v1/customers", tok, acme(), "Idempotency-Key", "primary-1")
+	if first.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay: %d %d %s", first.Status, again.Status, again.Body)
+	}
+	tid := primaryTenant(t, e, tok, first.JSON(t)["id"].(string))
+	items, _ := auditItems(t, e, tok, "?action=tenant.create")
+	if len(items) != 1 || items[0]["entity_id"] != tid {
+		t.Fatalf("tenant.create events after a keyed retry: %v", items)
 	}
 }

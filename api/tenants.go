@@ -101,9 +101,12 @@ func (s *Server) registerTenant(tags []string) {
 	})
 	Register(s.api, Op{ID: "patch-tenant", Toolset: ToolsetTenancy, Method: http.MethodPatch, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Rename a tenant (JSON Merge Patch)", Permissions: tenancyWrite,
-		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
-		Description: "name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).",
-		Notes:       "rename; `slug`, `customer_id` frozen",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict,
+			http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
+		Description: "name changes; slug and customer_id are frozen (current value accepted, " +
+			"another is 422 immutable_field). A tenant of an archived customer cannot be " +
+			"changed (409 customer_archived).",
+		Notes: "rename; `slug`, `customer_id` frozen; 409 `customer_archived`",
 	}, s.patchTenant)
 	Register(s.api, Op{ID: "delete-tenant", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/tenants/{tenant_id}", Tags: tags,
 		Summary: "Delete an empty tenant", Permissions: tenancyWrite, Destroy: true, Status: http.StatusNoContent,

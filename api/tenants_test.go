@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestTenants_CreateListReadRename(t *testing.T) {
@@ -33,7 +35,8 @@ func TestTenants_CreateListReadRename(t *testing.T) {
 	}
 	assertProblem(t, e.Do("PATCH", path, tok, map[string]any{"name": nil}), 422, "validation_failed")
 	assertProblem(t, e.Do("GET", "/api/v1/tenants/999", tok, nil), 404, "tenant_not_found")
-	if n := count(t, e, "SELECT count(*) FROM audit_events WHERE entity_type = 'tenant'"); n != 2 {
+	// The primary tenant's create, this one's create and its rename.
+	if n := count(t, e, "SELECT count(*) FROM audit_events WHERE entity_type = 'tenant'"); n != 3 {
 		t.Fatalf("tenant events: %d", n)
 	}
 }
@@ -105,5 +108,32 @@ func TestTenants_Create_IdempotentReplay(t *testing.T) {
 	}
 	if n := count(t, e, "SELECT count(*) FROM tenants WHERE slug = 'acme-k'"); n != 1 {
 		t.Fatalf("tenants: %d", n)
+	}
+}
+
+func TestTenants_PatchUnderArchivedCustomer_409CustomerArchived(t *testing.T) {
+	e, tok := customerEnv(t)
+	a := createCustomer(t, e, tok, acme())["id"].(string)
+	path := "/api/v1/tenants/" + createTenant(t, e, tok, a, "acme-two")
+	if r := e.Do("DELETE", "/api/v1/customers/"+a, tok, nil); r.Status != 204 {
+		t.Fatalf("archive: %d %s", r.Status, r.Body)
+	}
+	before := e.Do("GET", path, tok, nil).JSON(t)
+	for _, body := range []map[string]any{{"name": "Renamed"}, {"name": "Tenant acme-two"}, {}} {
+		assertProblem(t, e.Do("PATCH", path, tok, body), 409, "customer_archived")
+		assertProblem(t, e.Do("PATCH", "/api/v1/tenants/1", tok, body), 409, "customer_archived")
+	}
+	if diff := cmp.Diff(before, e.Do("GET", path, tok, nil).JSON(t)); diff != "" {
+		t.Fatalf("the tenant changed (-before +after):\n%s", diff)
+	}
+	if items, _ := auditItems(t, e, tok, "?action=tenant.update"); len(items) != 0 {
+		t.Fatalf("update events: %v", items)
+	}
+	// Deleting an empty tenant of an archived customer, the primary one
+	// included, still works.
+	for _, p := range []string{path, "/api/v1/tenants/1"} {
+		if r := e.Do("DELETE", p, tok, nil); r.Status != 204 {
+			t.Fatalf("delete %s: %d %s", p, r.Status, r.Body)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -77,7 +78,9 @@ func customerByID(ctx context.Context, db bun.IDB, id int64, lock string) (*cust
 	return rowByID[customerRow](ctx, db, id, lock, resources.NotFound(resources.CodeCustomerNotFound, "no customer %d", id))
 }
 
-// CreateCustomer implements resources.Customers (see there).
+// CreateCustomer implements resources.Customers (see there). The primary
+// tenant is made in the same transaction, with its own tenant.create event
+// (written before the customer's, which carries the idempotency key).
 func (s *Store) CreateCustomer(ctx context.Context, a resources.Actor, c resources.CustomerCreate, l *resources.Lease) (resources.Customer, error) {
 	if id, resumed, err := resumedID(l, resources.RecoveryCustomerCreated); err != nil || resumed {
 		return resumeCreate(ctx, id, err, s.GetCustomer)
@@ -92,8 +95,12 @@ func (s *Store) CreateCustomer(ctx context.Context, a resources.Actor, c resourc
 		if err != nil {
 			return err
 		}
-		if err := insertPrimaryTenant(ctx, tx, row); err != nil {
+		t, err := insertPrimaryTenant(ctx, tx, row)
+		if err != nil {
 			return err
+		}
+		if err := s.writeAudit(ctx, tx, tenantCreated(a, t)); err != nil {
+			return fmt.Errorf("audit the primary tenant of customer %d: %w", row.ID, err)
 		}
 		out = row.customer()
 		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "customer.create", entityType: "customer",

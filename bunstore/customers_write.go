@@ -69,12 +69,13 @@ func customerConflict(err error, row *customerRow) error {
 }
 
 // insertPrimaryTenant creates the customer's primary tenant, slug = vcs_group.
-func insertPrimaryTenant(ctx context.Context, tx bun.Tx, c *customerRow) error {
+func insertPrimaryTenant(ctx context.Context, tx bun.Tx, c *customerRow) (*tenantRow, error) {
 	t := &tenantRow{CustomerID: c.ID, Slug: c.VCSGroup, Name: c.LongName, Primary: true}
-	if _, err := tx.NewInsert().Model(t).ExcludeColumn("id", "created_at", "updated_at").Exec(ctx); err != nil {
-		return customerConflict(err, c)
+	if _, err := tx.NewInsert().Model(t).ExcludeColumn("id", "created_at", "updated_at").
+		Returning("*").Exec(ctx); err != nil {
+		return nil, customerConflict(err, c)
 	}
-	return nil
+	return t, nil
 }
 
 // PatchCustomer applies a merge patch under a row lock, audited with the

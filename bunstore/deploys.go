@@ -147,12 +147,12 @@ func (s *Store) endPromotion(ctx context.Context, tx bun.Tx, id int64, e promoti
 		return err
 	}
 	after := *before
-	now := s.now().UTC()
-	after.Status, after.Error, after.FinishedAt = resources.OpSucceeded, e.err, &now
+	at := s.finishAt(before)
+	after.Status, after.Error, after.FinishedAt = resources.OpSucceeded, e.err, &at
 	if e.err != nil {
 		after.Status = resources.OpFailed
 	}
-	if err := updateRow(ctx, tx, &after); err != nil {
+	if err := saveRelease(ctx, tx, &after); err != nil {
 		return fmt.Errorf("end release operation %d: %w", id, err)
 	}
 	return s.writeAudit(ctx, tx, auditEntry{actor: e.actor, action: e.action,

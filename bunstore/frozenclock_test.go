@@ -83,3 +83,54 @@ func TestThawClock_DatabaseWritesRealTimeAgainTwiceIsHarmless(t *testing.T) {
 		t.Fatalf("%d frozen-clock triggers left (%v)", left, err)
 	}
 }
+
+// TestFrozenClock_FinishedRelease_CreatedUpdatedFinishedAtTheFrozenInstants:
+// with the clock frozen, a release operation booked at one instant and
+// ended by a pipeline's report at a later one shows that later instant as
+// both updated_at and finished_at (the store's clock and the database's
+// trigger agree), and the first as created_at.
+func TestFrozenClock_FinishedRelease_CreatedUpdatedFinishedAtTheFrozenInstants(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.DB(t)
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	clock, err := bunstore.FreezeClock(ctx, db, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := bunstore.NewStore(db)
+	st.SetClock(clock.Now)
+	c, err := st.CreateCustomer(ctx, resources.Actor{Label: "a@example.test"}, resources.CustomerCreate{
+		Customer: resources.Customer{ShortName: "ACME", LongName: "Acme Corporation", VCSGroup: "acme",
+			PrimaryContactEmail: "ops@acme.example", PrimaryContactName: "Ops", BillingTier: "INTERNAL",
+			DefaultEmailTier: 3, Edition: "sp", Status: resources.CustomerActive}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := db.NewRaw(`WITH p AS (
+		  INSERT INTO projects (customer_id, tenant_id, status, short_name, name, kind)
+		  SELECT ?, id, 'active', 'SHOP', 'Web shop', 'cluster' FROM tenants
+		  WHERE customer_id = ? RETURNING id)
+		INSERT INTO release_operations (project_id, kind, component, source_env, target_env,
+		  version, status, requested_by, requested_via)
+		SELECT id, 'promotion', 'www', 'sandbox', 'dev', '1.0.0', 'running', 'a@example.test', 'api'
+		FROM p RETURNING id`, c.ID, c.ID).Scan(ctx, &id); err != nil {
+		t.Fatal(err)
+	}
+	later := at.Add(time.Hour)
+	if err := clock.Set(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReportDeploy(ctx, resources.DeployReport{ReleaseOperationID: id, By: "pipeline:1",
+		Reason: "broke"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.GetReleaseOperation(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []time.Time{r.CreatedAt, r.UpdatedAt, *r.FinishedAt}
+	if diff := cmp.Diff([]time.Time{at, later, later}, got); diff != "" {
+		t.Fatalf("created, updated, finished (-want +got)\n%s", diff)
+	}
+}

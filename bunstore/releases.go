@@ -45,6 +45,30 @@ func (r releaseRow) release() resources.ReleaseOperation {
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 }
 
+// finishAt is the instant a release operation r ends: the store's clock
+// (frozen with --frozen-clock, moved by tests), at the database's precision,
+// but never before r's last change, which the database's clock stamped; so
+// created_at <= updated_at = finished_at however the two clocks stand.
+func (s *Store) finishAt(r *releaseRow) time.Time {
+	at := s.now().UTC().Truncate(time.Microsecond)
+	if at.Before(r.UpdatedAt) {
+		return r.UpdatedAt.UTC()
+	}
+	return at
+}
+
+// saveRelease writes every column of a release operation. updated_at is the
+// transaction's time (updateRow), or, when the change finished the operation,
+// its finished_at exactly: an operation is last updated when it finishes.
+func saveRelease(ctx context.Context, tx bun.IDB, r *releaseRow) error {
+	if r.FinishedAt == nil {
+		return updateRow(ctx, tx, r)
+	}
+	_, err := tx.NewUpdate().Model(r).Value("updated_at", "?", *r.FinishedAt).WherePK().
+		Returning("updated_at, finished_at").Exec(ctx)
+	return err
+}
+
 func releaseByID(ctx context.Context, db bun.IDB, id int64, lock string) (*releaseRow, error) {
 	return rowByID[releaseRow](ctx, db, id, lock,
 		resources.NotFound(resources.CodeReleaseOperationNotFound, "no release operation %d", id))

@@ -43,9 +43,9 @@ func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64,
 		if r.Status != resources.OpAwaitingApproval {
 			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval, "release operation %d is %s", r.ID, r.Status)
 		}
-		now := s.now().UTC()
-		r.Status, r.FinishedAt = resources.OpFailed, &now
-		r.Decision = &resources.Decision{Outcome: "rejected", By: actor.Label, At: now, Reason: &reason}
+		at := s.finishAt(r)
+		r.Status, r.FinishedAt = resources.OpFailed, &at
+		r.Decision = &resources.Decision{Outcome: "rejected", By: actor.Label, At: at, Reason: &reason}
 		r.Error = &resources.OperationError{Code: resources.CodeReleaseRejected, Detail: reason}
 		return nil
 	}
@@ -70,8 +70,8 @@ func (s *Store) decide(ctx context.Context, by resources.Actor, id int64, action
 		if err := apply(tx, actor, &after); err != nil {
 			return err
 		}
-		if err := updateRow(ctx, tx, &after); err != nil {
-			return err
+		if err := saveRelease(ctx, tx, &after); err != nil {
+			return fmt.Errorf("%s of release operation %d: %w", action, id, err)
 		}
 		if after.Status == resources.OpPending {
 			if err := s.enqueue(ctx, tx, promotionArgs{ReleaseOperationID: id}); err != nil {

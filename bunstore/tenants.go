@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -68,11 +69,17 @@ func (s *Store) CreateTenant(ctx context.Context, a resources.Actor, t resources
 			return err
 		}
 		out = row.tenant()
-		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "tenant.create", entityType: "tenant",
-			entityID: idString(row.ID), after: row},
+		return s.auditKeyed(ctx, tx, tenantCreated(a, row),
 			recovery{lease: l, point: resources.RecoveryTenantCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err
+}
+
+// tenantCreated is the audit event of a tenant's creation, by POST /tenants
+// or with its customer (the primary tenant).
+func tenantCreated(a resources.Actor, row *tenantRow) auditEntry {
+	return auditEntry{actor: a, action: "tenant.create", entityType: "tenant",
+		entityID: idString(row.ID), after: row}
 }
 
 func insertTenant(ctx context.Context, tx bun.Tx, t resources.Tenant) (*tenantRow, error) {
@@ -102,12 +109,32 @@ func insertTenant(ctx context.Context, tx bun.Tx, t resources.Tenant) (*tenantRo
 	return row, nil
 }
 
-// PatchTenant renames a tenant (slug and customer are frozen).
+// lockedTenant reads a tenant under a row lock and its customer under a
+// share lock: archiving the customer waits for the transaction (or, with
+// its NOWAIT lock, is refused 409 conflict), so the status read holds until
+// the change commits.
+func lockedTenant(ctx context.Context, tx bun.Tx, id int64) (*tenantRow, *customerRow, error) {
+	t, err := tenantByID(ctx, tx, id, "UPDATE")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := customerByID(ctx, tx, t.CustomerID, "SHARE")
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the customer of tenant %d: %w", id, err)
+	}
+	return t, c, nil
+}
+
+// PatchTenant renames a tenant (slug and customer are frozen); a tenant of
+// an archived customer cannot be changed (409 customer_archived).
 func (s *Store) PatchTenant(ctx context.Context, a resources.Actor, id int64, p resources.TenantPatch) (resources.Tenant, error) {
 	var out resources.Tenant
 	err := s.inTx(ctx, func(tx bun.Tx) error {
-		before, err := tenantByID(ctx, tx, id, "UPDATE")
+		before, c, err := lockedTenant(ctx, tx, id)
 		if err != nil {
+			return err
+		}
+		if err := resources.CheckTenantChange(before.tenant(), c.Status); err != nil {
 			return err
 		}
 		if out, err = before.tenant().Apply(p); err != nil || out == before.tenant() {
@@ -129,11 +156,7 @@ func (s *Store) PatchTenant(ctx context.Context, a resources.Actor, id int64, p 
 // live customer.
 func (s *Store) DeleteTenant(ctx context.Context, a resources.Actor, id int64) error {
 	return s.inTx(ctx, func(tx bun.Tx) error {
-		t, err := tenantByID(ctx, tx, id, "UPDATE")
-		if err != nil {
-			return err
-		}
-		c, err := customerByID(ctx, tx, t.CustomerID, "SHARE")
+		t, c, err := lockedTenant(ctx, tx, id)
 		if err != nil {
 			return err
 		}

@@ -54,6 +54,17 @@ func (t Tenant) Apply(p TenantPatch) (Tenant, error) {
 	return t, nil
 }
 
+// CheckTenantChange refuses any change to a tenant of an archived customer:
+// an archived customer cannot be changed, its tenants included (deleting an
+// empty one stays allowed, see CheckTenantDelete).
+func CheckTenantChange(t Tenant, customerStatus string) error {
+	if customerStatus == CustomerArchived {
+		return Errorf(KindConflict, CodeCustomerArchived, "tenant %d belongs to customer %d, "+
+			"which is archived and cannot be changed", t.ID, t.CustomerID)
+	}
+	return nil
+}
+
 // CheckTenantDelete allows deleting only an empty tenant that is not the
 // primary tenant of a live customer.
 func CheckTenantDelete(t Tenant, customerStatus string, projects int) error {

@@ -4161,7 +4161,7 @@ type ClientInterface interface {
 
 	// PatchTenantWithBody Rename a tenant (JSON Merge Patch)
 	//
-	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 	//
 	// Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -4172,7 +4172,7 @@ type ClientInterface interface {
 
 	// PatchTenant Rename a tenant (JSON Merge Patch)
 	//
-	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 	//
 	// Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -4183,7 +4183,7 @@ type ClientInterface interface {
 
 	// PatchTenantWithApplicationMergePatchPlusJSONBody Rename a tenant (JSON Merge Patch)
 	//
-	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 	//
 	// Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -5714,7 +5714,7 @@ func (c *Client) GetTenant(ctx context.Context, tenantId string, reqEditors ...R
 
 // PatchTenantWithBody Rename a tenant (JSON Merge Patch)
 //
-// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 //
 // Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -5735,7 +5735,7 @@ func (c *Client) PatchTenantWithBody(ctx context.Context, tenantId string, conte
 
 // PatchTenant Rename a tenant (JSON Merge Patch)
 //
-// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 //
 // Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -5756,7 +5756,7 @@ func (c *Client) PatchTenant(ctx context.Context, tenantId string, body PatchTen
 
 // PatchTenantWithApplicationMergePatchPlusJSONBody Rename a tenant (JSON Merge Patch)
 //
-// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 //
 // Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -10779,7 +10779,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchTenantWithBodyWithResponse Rename a tenant (JSON Merge Patch)
 	//
-	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 	//
 	// Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -10790,7 +10790,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchTenantWithResponse Rename a tenant (JSON Merge Patch)
 	//
-	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 	//
 	// Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -10801,7 +10801,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchTenantWithApplicationMergePatchPlusJSONBodyWithResponse Rename a tenant (JSON Merge Patch)
 	//
-	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+	// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 	//
 	// Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -21933,6 +21933,15 @@ type PatchTenantResponse404Headers struct {
 	XRequestID         *string
 }
 
+// PatchTenantResponse409Headers the declared response headers of an HTTP 409 response for PatchTenant
+type PatchTenantResponse409Headers struct {
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	RetryAfter         *int32
+	XRequestID         *string
+}
+
 // PatchTenantResponse415Headers the declared response headers of an HTTP 415 response for PatchTenant
 type PatchTenantResponse415Headers struct {
 	AcceptPatch        *string
@@ -21988,6 +21997,8 @@ type PatchTenantResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -22010,6 +22021,8 @@ type PatchTenantResponse struct {
 	Headers403 *PatchTenantResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *PatchTenantResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PatchTenantResponse409Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *PatchTenantResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
@@ -22047,6 +22060,11 @@ func (r PatchTenantResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r PatchTenantResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PatchTenantResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -24524,7 +24542,7 @@ func (c *ClientWithResponses) GetTenantWithResponse(ctx context.Context, tenantI
 
 // PatchTenantWithBodyWithResponse Rename a tenant (JSON Merge Patch)
 //
-// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 //
 // Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -24541,7 +24559,7 @@ func (c *ClientWithResponses) PatchTenantWithBodyWithResponse(ctx context.Contex
 
 // PatchTenantWithResponse Rename a tenant (JSON Merge Patch)
 //
-// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 //
 // Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -24558,7 +24576,7 @@ func (c *ClientWithResponses) PatchTenantWithResponse(ctx context.Context, tenan
 
 // PatchTenantWithApplicationMergePatchPlusJSONBodyWithResponse Rename a tenant (JSON Merge Patch)
 //
-// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field).
+// name changes; slug and customer_id are frozen (current value accepted, another is 422 immutable_field). A tenant of an archived customer cannot be changed (409 customer_archived).
 //
 // Permission: any one of `tenancy-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -44400,6 +44418,13 @@ func ParsePatchTenantResponse(rsp *http.Response) (*PatchTenantResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44586,6 +44611,44 @@ func ParsePatchTenantResponse(rsp *http.Response) (*PatchTenantResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PatchTenantResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 415:
 		var headers PatchTenantResponse415Headers
 		if values := rsp.Header.Values("Accept-Patch"); len(values) > 0 {
