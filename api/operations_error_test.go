@@ -59,16 +59,12 @@ func assertErrorViews(t *testing.T, want map[string]any, views map[string]any) {
 // /release-operations/{id} and in the project's release operations.
 func TestOperations_Failed_ErrorIsAProblemDocument(t *testing.T) {
 	e, tok := projectEnv(t)
-	pid, _ := activeProject(t, e, tok, "", nil)
-	addAdmin(t, e, otherAdmin)
-	inUAT(t, e, tok, pid, "1.0.0")
-	op := prodRequest(t, e, tok, pid)
-	id := releaseID(t, op)
+	pid, id := prodAwaitingApproval(t, e, tok)
 	reason, actor := "not during the sale", resources.Actor{Label: otherAdmin}
 	if _, err := e.Store.RejectRelease(context.Background(), actor, id, reason); err != nil {
 		t.Fatal(err)
 	}
-	opID := op["id"].(string)
+	opID := resources.ReleaseOperationRef(id)
 	views := failedOperationErrors(t, e, tok, opID)
 	views["GET /release-operations/{id}"] = releaseOp(t, e, tok, id)["error"]
 	if items, _ := releaseItems(t, e, tok, pid, "?status=failed"); len(items) == 1 {

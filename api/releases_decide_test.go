@@ -12,11 +12,7 @@ import (
 
 func TestReleases_ProdPromotion_RejectedEndsFailedWithTheReason(t *testing.T) {
 	e, tok := projectEnv(t)
-	pid, _ := activeProject(t, e, tok, "", nil)
-	addAdmin(t, e, otherAdmin)
-	inUAT(t, e, tok, pid, "1.0.0")
-	op := prodRequest(t, e, tok, pid)
-	id := releaseID(t, op)
+	pid, id := prodAwaitingApproval(t, e, tok)
 	ctx := context.Background()
 	if _, err := e.Store.RejectRelease(ctx, resources.Actor{Label: otherAdmin}, id, ""); codeOf(err) != resources.CodeValidationFailed {
 		t.Fatalf("rejection without a reason: %v", err)
@@ -25,7 +21,7 @@ func TestReleases_ProdPromotion_RejectedEndsFailedWithTheReason(t *testing.T) {
 	if err != nil || r.Status != resources.OpFailed {
 		t.Fatalf("reject: %v %v", r, err)
 	}
-	done := apitest.PollOperation(t, e, tok, op["id"].(string), "failed")
+	done := apitest.PollOperation(t, e, tok, resources.ReleaseOperationRef(id), "failed")
 	if oe := done["error"].(map[string]any); oe["code"] != "release_rejected" || oe["detail"] != "not during the sale" || done["finished_at"] == nil {
 		t.Fatalf("operation: %v", done)
 	}

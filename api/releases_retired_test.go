@@ -154,11 +154,7 @@ func TestReleases_ProjectRetiredAfterDispatch_PipelineReportStillEndsIt(t *testi
 // never ran it.
 func TestReleases_ProdAwaitingApproval_ProjectRetired_ApproveRefusedRejectEndsIt(t *testing.T) {
 	e, tok := projectEnv(t)
-	pid, _ := activeProject(t, e, tok, "", nil)
-	addAdmin(t, e, otherAdmin)
-	inUAT(t, e, tok, pid, "1.0.0")
-	op := prodRequest(t, e, tok, pid)
-	id := releaseID(t, op)
+	pid, id := prodAwaitingApproval(t, e, tok)
 	retire(t, e, tok, pid)
 	events := count(t, e, "SELECT count(*) FROM audit_events")
 	ctx := context.Background()
@@ -183,7 +179,7 @@ func TestReleases_ProdAwaitingApproval_ProjectRetired_ApproveRefusedRejectEndsIt
 	if err != nil {
 		t.Fatalf("reject on a retired project: %v", err)
 	}
-	done := apitest.PollOperation(t, e, tok, op["id"].(string), "failed")
+	done := apitest.PollOperation(t, e, tok, resources.ReleaseOperationRef(id), "failed")
 	if oe := done["error"].(map[string]any); oe["code"] != "release_rejected" {
 		t.Fatalf("rejected: %v", done)
 	}

@@ -53,6 +53,17 @@ func prodRequest(t *testing.T, e *apitest.Env, tok, pid string, headers ...strin
 	return op
 }
 
+// prodAwaitingApproval makes an active project whose app-api 1.0.0 runs in
+// uat, a second admin (otherAdmin) to decide, and a prod promotion of it
+// awaiting approval; it returns the project's and the promotion's ids.
+func prodAwaitingApproval(t *testing.T, e *apitest.Env, tok string) (string, int64) {
+	t.Helper()
+	pid, _ := activeProject(t, e, tok, "", nil)
+	addAdmin(t, e, otherAdmin)
+	inUAT(t, e, tok, pid, "1.0.0")
+	return pid, releaseID(t, prodRequest(t, e, tok, pid))
+}
+
 func tokenID(t *testing.T, e *apitest.Env, tok string) string {
 	t.Helper()
 	return e.Do("GET", "/api/v1/whoami", tok, nil).JSON(t)["token"].(map[string]any)["id"].(string)

@@ -3,33 +3,44 @@ package bunstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"time"
+	"github.com/uptrace/bun"
 
 	"platformapi/bunstore"
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
 )
 
-func TestFrozenClock_DatabaseNowAndStoreClockStandStill(t *testing.T) {
-	ctx := context.Background()
-	db := pgtest.DB(t)
-	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	clock, err := bunstore.FreezeClock(ctx, db, at)
+// frozenAt is the instant the frozen-clock tests freeze the clock at.
+var frozenAt = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// frozenStore is a store on a database of its own whose clock, and the
+// database's, stand at instant.
+func frozenStore(t *testing.T, instant time.Time) (context.Context, *bun.DB, *bunstore.FrozenClock,
+	*bunstore.Store) {
+	t.Helper()
+	ctx, db := context.Background(), pgtest.DB(t)
+	clock, err := bunstore.FreezeClock(ctx, db, instant)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := bunstore.NewStore(db)
 	st.SetClock(clock.Now)
+	return ctx, db, clock, st
+}
+
+func TestFrozenClock_DatabaseNowAndStoreClockStandStill(t *testing.T) {
+	ctx, db, clock, st := frozenStore(t, frozenAt)
 	u, err := st.CreateUser(ctx, resources.Actor{}, resources.NewUser{Email: "a@example.test", DisplayName: "A", Roles: []string{"admin"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !u.CreatedAt.Equal(at) || !u.UpdatedAt.Equal(at) {
-		t.Fatalf("user timestamps %v %v, want %v", u.CreatedAt, u.UpdatedAt, at)
+	if !u.CreatedAt.Equal(frozenAt) || !u.UpdatedAt.Equal(frozenAt) {
+		t.Fatalf("user timestamps %v %v, want %v", u.CreatedAt, u.UpdatedAt, frozenAt)
 	}
-	later := at.Add(48 * time.Hour)
+	later := frozenAt.Add(48 * time.Hour)
 	if err := clock.Set(ctx, later); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +51,7 @@ func TestFrozenClock_DatabaseNowAndStoreClockStandStill(t *testing.T) {
 	if err := db.NewRaw("SELECT occurred_at FROM audit_events ORDER BY id").Scan(ctx, &occurred); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]time.Time{at, later}, occurred); diff != "" {
+	if diff := cmp.Diff([]time.Time{frozenAt, later}, occurred); diff != "" {
 		t.Fatalf("audit times (-want +got)\n%s", diff)
 	}
 }
@@ -90,15 +101,7 @@ func TestThawClock_DatabaseWritesRealTimeAgainTwiceIsHarmless(t *testing.T) {
 // both updated_at and finished_at (the store's clock and the database's
 // trigger agree), and the first as created_at.
 func TestFrozenClock_FinishedRelease_CreatedUpdatedFinishedAtTheFrozenInstants(t *testing.T) {
-	ctx := context.Background()
-	db := pgtest.DB(t)
-	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	clock, err := bunstore.FreezeClock(ctx, db, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := bunstore.NewStore(db)
-	st.SetClock(clock.Now)
+	ctx, db, clock, st := frozenStore(t, frozenAt)
 	c, err := st.CreateCustomer(ctx, resources.Actor{Label: "a@example.test"}, resources.CustomerCreate{
 		Customer: resources.Customer{ShortName: "ACME", LongName: "Acme Corporation", VCSGroup: "acme",
 			PrimaryContactEmail: "ops@acme.example", PrimaryContactName: "Ops", BillingTier: "INTERNAL",
@@ -117,7 +120,7 @@ func TestFrozenClock_FinishedRelease_CreatedUpdatedFinishedAtTheFrozenInstants(t
 		FROM p RETURNING id`, c.ID, c.ID).Scan(ctx, &id); err != nil {
 		t.Fatal(err)
 	}
-	later := at.Add(time.Hour)
+	later := frozenAt.Add(time.Hour)
 	if err := clock.Set(ctx, later); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +133,7 @@ func TestFrozenClock_FinishedRelease_CreatedUpdatedFinishedAtTheFrozenInstants(t
 		t.Fatal(err)
 	}
 	got := []time.Time{r.CreatedAt, r.UpdatedAt, *r.FinishedAt}
-	if diff := cmp.Diff([]time.Time{at, later, later}, got); diff != "" {
+	if diff := cmp.Diff([]time.Time{frozenAt, later, later}, got); diff != "" {
 		t.Fatalf("created, updated, finished (-want +got)\n%s", diff)
 	}
 }
