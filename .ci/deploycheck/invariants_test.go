@@ -244,6 +244,7 @@ func checkNodeAgent(t *testing.T, objs map[string]Object) {
 		!strings.HasPrefix(env["PLATFORMAPI_NODE_AGENT_KEY_FILE"], mounts["node-keys"].MountPath+"/$(NODE_NAME)") {
 		t.Errorf("node key: volume %+v, key file %q", keys, env["PLATFORMAPI_NODE_AGENT_KEY_FILE"])
 	}
+	checkSecretReadable(t, spec, keys)
 	if len(c.Ports) != 1 || c.Ports[0].HostPort != 9441 || c.ReadinessProbe == nil ||
 		c.ReadinessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("agent ports %+v readiness %+v", c.Ports, c.ReadinessProbe)
@@ -280,5 +281,25 @@ func checkNetworkPolicies(t *testing.T, objs map[string]Object) {
 		len(ap.Spec.Ingress[0].From) != 1 || !selects(t, ap.Spec.Ingress[0].From[0].PodSelector, d.Spec.Template.Labels) ||
 		selects(t, ap.Spec.Ingress[0].From[0].PodSelector, ds.Spec.Template.Labels) {
 		t.Errorf("node agent NetworkPolicy %+v: want the server pods only", ap.Spec)
+	}
+}
+
+// checkSecretReadable: the pod's user can read the files of the Secret
+// volume v. Kubernetes writes them owned by root, in group fsGroup (root
+// without one), with v's mode: a non-root user reads them through the
+// group only with fsGroup, else only when the mode lets others read.
+func checkSecretReadable(t *testing.T, spec corev1.PodSpec, v corev1.Volume) {
+	t.Helper()
+	mode := int32(0o644)
+	if v.Secret != nil && v.Secret.DefaultMode != nil {
+		mode = *v.Secret.DefaultMode
+	}
+	var fsGroup int64
+	if sc := spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+		fsGroup = *sc.FSGroup
+	}
+	if !(fsGroup != 0 && mode&0o040 != 0) && mode&0o004 == 0 {
+		t.Errorf("Secret volume %s: mode %#o, fsGroup %d: the non-root user cannot read its files",
+			v.Name, mode, fsGroup)
 	}
 }

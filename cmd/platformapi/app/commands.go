@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -127,8 +128,29 @@ func (in serveInput) parse(so *ServeOptions) error {
 	if !strings.HasSuffix(so.GatewayURL, "/v1") {
 		return fmt.Errorf("--ai-gateway-url %q must end in /v1", so.GatewayURL)
 	}
+	if err := checkPortalURL(so.Portal.URL); err != nil {
+		return err
+	}
 	so.Portal.OIDCClientSecret, err = oidcClientSecret(in.secretFile)
 	return err
+}
+
+// checkPortalURL refuses a --portal-url that cannot begin the sign-in's
+// redirect URI: not an absolute http or https URL with a host, or one with
+// a user, a query or a fragment ("": each request's own).
+func checkPortalURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err == nil && (u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "") {
+		err = errors.New("want the portal's external base URL, such as https://platform.example.com")
+	}
+	if err != nil {
+		return fmt.Errorf("--portal-url %q: %w", s, err)
+	}
+	return nil
 }
 
 // serveFlags declares serve's flags (their variables: envflags.go).

@@ -140,3 +140,31 @@ func TestNodeAgentHelp_LeavesTheRootsFlagsAsTheyWere(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_PortalURL_NotAnAbsoluteHTTPURLRefusedByName: --portal-url (or
+// PLATFORMAPI_PORTAL_URL) is the portal's external base URL, the start of
+// the redirect URI the OpenID provider sends browsers back to; a value that
+// is not an absolute http(s) URL with a host (and no query, fragment or
+// user) is refused naming the flag before serve opens the database, not
+// taken as it is and every sign-in broken later.
+func TestServe_PortalURL_NotAnAbsoluteHTTPURLRefusedByName(t *testing.T) {
+	serve := func(portalURL string) error { // the database cannot be reached: serve stops there at the latest
+		root := NewRootCommand(io.Discard, io.Discard)
+		root.SetArgs([]string{"--database-url", "postgres://nobody@127.0.0.1:1/none?connect_timeout=1",
+			"serve", "--addr", "127.0.0.1:0", "--portal-url", portalURL})
+		return root.Execute()
+	}
+	for _, bad := range []string{"platform.example.com", "//platform.example.com", "ftp://platform.example.com",
+		"https://", "https://platform.example.com/?a=1", "https://platform.example.com/#x",
+		"https://admin@platform.example.com"} {
+		if err := serve(bad); err == nil || !strings.Contains(err.Error(), "--portal-url") {
+			t.Errorf("--portal-url %q: %v, want a refusal naming --portal-url", bad, err)
+		}
+	}
+	for _, good := range []string{"https://platform.example.com", "https://platform.example.com/",
+		"http://127.0.0.1:8080", "https://example.com/platform"} {
+		if err := serve(good); err == nil || strings.Contains(err.Error(), "--portal-url") {
+			t.Errorf("--portal-url %q: %v, want it taken (then the database refused)", good, err)
+		}
+	}
+}

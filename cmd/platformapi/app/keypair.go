@@ -2,8 +2,11 @@ package app
 
 import (
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"sync"
@@ -38,11 +41,11 @@ func (k *keyPair) certificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	}
 	var cert tls.Certificate
 	if err == nil {
-		cert, err = tls.LoadX509KeyPair(k.certFile, k.keyFile)
+		cert, err = loadKeyPair(k.certFile, k.keyFile)
 	}
 	switch {
 	case err != nil && k.cert == nil:
-		return nil, fmt.Errorf("load the TLS certificate %s: %w", k.certFile, err)
+		return nil, err
 	case err != nil:
 		k.log.Error("the renewed TLS certificate does not load: still serving the previous one", "error", err)
 	default:
@@ -63,11 +66,62 @@ func (k *keyPair) stamps() ([2]fileStamp, error) {
 	for i, f := range []string{k.certFile, k.keyFile} {
 		fi, err := os.Stat(f)
 		if err != nil {
-			return out, err
+			return out, fileError(i, f, err)
 		}
 		out[i] = fileStamp{fi.ModTime(), fi.Size()}
 	}
 	return out, nil
+}
+
+// tlsFlags are the flags naming the certificate and the key file.
+var tlsFlags = [2]string{"--tls-cert-file", "--tls-key-file"}
+
+// fileError is err of reading file f of tlsFlags[i], naming the flag and the
+// file once.
+func fileError(i int, f string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s %s: %w", tlsFlags[i], f, err)
+}
+
+// loadKeyPair loads the pair like tls.LoadX509KeyPair, its error naming the
+// flag and the file at fault: the certificate file when it holds no
+// certificate that parses, else the key file (no key, or not this
+// certificate's).
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	var pems [2][]byte
+	for i, f := range []string{certFile, keyFile} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return tls.Certificate{}, fileError(i, f, err)
+		}
+		pems[i] = b
+	}
+	if err := firstCertificate(pems[0]); err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s %s: %w", tlsFlags[0], certFile, err)
+	}
+	cert, err := tls.X509KeyPair(pems[0], pems[1])
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s %s (the key of %s): %w", tlsFlags[1], keyFile, certFile, err)
+	}
+	return cert, nil
+}
+
+// firstCertificate checks that the PEM data's first CERTIFICATE block
+// parses as an X.509 certificate.
+func firstCertificate(data []byte) error {
+	for {
+		var b *pem.Block
+		if b, data = pem.Decode(data); b == nil {
+			return errors.New("no PEM block of type CERTIFICATE (is it the key, or not PEM?)")
+		}
+		if b.Type == "CERTIFICATE" {
+			_, err := x509.ParseCertificate(b.Bytes)
+			return err
+		}
+	}
 }
 
 // serverTLS is the TLS configuration of --tls-cert-file/--tls-key-file,

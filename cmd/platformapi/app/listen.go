@@ -17,12 +17,9 @@ import (
 )
 
 // listen serves h on o.Addr, and the metrics of reg on o.MetricsAddr when
-// set, until ctx ends (over TLS with --tls-cert-file).
-func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *prometheus.Registry) error {
-	tlsConfig, err := serverTLS(o.TLSCertFile, o.TLSKeyFile, m.opts.Logger)
-	if err != nil {
-		return err
-	}
+// set, until ctx ends (over TLS when tlsConfig is set: --tls-cert-file).
+func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *prometheus.Registry,
+	tlsConfig *tls.Config) error {
 	if o.MetricsAddr != "" {
 		ln, err := listenTCP(o.MetricsAddr, "--metrics-addr")
 		if err != nil {

@@ -231,6 +231,10 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 			"(which makes one): give it with --token-pepper-file FILE or PLATFORMAPI_TOKEN_PEPPER (at least 16 " +
 			"characters, e.g. from `openssl rand -base64 32`); nothing was changed")
 	}
+	tlsConfig, err := serverTLS(o.TLSCertFile, o.TLSKeyFile, m.opts.Logger) // before any change
+	if err != nil {
+		return err
+	}
 	reg := m.newRegistry()
 	h, err := m.prepare(ctx, o, reg)
 	if err != nil {
@@ -246,7 +250,7 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 		return err
 	}
 	defer stop()
-	return m.listen(ctx, o, h, reg)
+	return m.listen(ctx, o, h, reg, tlsConfig)
 }
 
 // prepare migrates, freezes the clock when asked and builds the handler,

@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
 	"io"
 	"math/big"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver of checkNotMigrated
 
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources/testkit"
@@ -69,4 +73,55 @@ func TestServe_TLS_HealthzOverHTTPSRenewedCertificateServedWithoutRestart(t *tes
 		s := servedSerial(addr)
 		return s != nil && s.Cmp(renewed.SerialNumber) == 0
 	})
+}
+
+// TestServe_TLS_BadFileRefusedNamingItsFlagAndFileBeforeMigrating: a TLS
+// certificate or key that does not load stops `serve` with an error naming
+// the flag and the file at fault (a bad key never blamed on the
+// certificate), before the database is touched.
+func TestServe_TLS_BadFileRefusedNamingItsFlagAndFileBeforeMigrating(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writeSelfSigned(t, certFile, keyFile, 1)
+	otherCert, otherKey := filepath.Join(dir, "other.crt"), filepath.Join(dir, "other.key")
+	writeSelfSigned(t, otherCert, otherKey, 2)
+	garbage, missing := filepath.Join(dir, "garbage.pem"), filepath.Join(dir, "missing.pem")
+	mustWrite(t, garbage, []byte("not PEM\n"))
+	for _, tc := range []struct{ name, cert, key, want string }{
+		{"key not PEM", certFile, garbage, "--tls-key-file " + garbage},
+		{"key missing", certFile, missing, "--tls-key-file " + missing},
+		{"key of another certificate", certFile, otherKey, "--tls-key-file " + otherKey},
+		{"certificate not PEM", garbage, keyFile, "--tls-cert-file " + garbage},
+		{"certificate missing", missing, keyFile, "--tls-cert-file " + missing},
+		{"key given as certificate", keyFile, certFile, "--tls-cert-file " + keyFile},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn := pgtest.EmptyDSN(t)
+			root := NewRootCommand(io.Discard, io.Discard)
+			root.SetArgs([]string{"--database-url", dsn, "--log-level", "error", "serve", "--addr",
+				freeAddr(t), "--tls-cert-file", tc.cert, "--tls-key-file", tc.key})
+			err := root.ExecuteContext(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("serve: %v; want an error naming %q", err, tc.want)
+			}
+			checkNotMigrated(t, dsn)
+		})
+	}
+}
+
+// checkNotMigrated fails when the database at dsn holds the schema.
+func checkNotMigrated(t *testing.T, dsn string) {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("the database holds %d tables: serve migrated before refusing the TLS files", n)
+	}
 }
