@@ -61,7 +61,8 @@ type Agent struct {
 	keys         *keyring
 	maxCache     int64
 	log          *slog.Logger
-	slots        *slots        // --max-copies: copies first, then checks of found caches
+	slots        *slots // --max-copies: copies first, then checks of found caches
+	maxCopies    int
 	throttle     *rate.Limiter // nil: none
 	ctx          context.Context
 	stop         context.CancelFunc
@@ -78,6 +79,10 @@ type Agent struct {
 	checks   map[string]*check  // by repo: the check of its directory under way
 	closed   bool
 }
+
+// MaxCopies is how many copies (and checks of found caches) run at once:
+// Config.MaxCopies, or DefaultMaxCopies when that is 0.
+func (a *Agent) MaxCopies() int { return a.maxCopies }
 
 // New opens the agent's roots and reads its key. It refuses a root that is
 // missing or not a directory, roots of which one lies inside the other, a
@@ -104,7 +109,7 @@ func New(cfg Config) (*Agent, error) {
 		copies = DefaultMaxCopies
 	}
 	a := &Agent{cachePath: cachePath, keys: keys, maxCache: cfg.MaxCacheBytes, log: log,
-		slots: newSlots(copies), jobs: map[string]*job{},
+		slots: newSlots(copies), maxCopies: copies, jobs: map[string]*job{},
 		failed: map[string]resources.AgentCache{}, throttle: newThrottle(cfg.MaxBytesPerSecond),
 		verdicts: map[string]verdict{}, checks: map[string]*check{}, hashed: cfg.hashed}
 	if err := a.openRoots(storePath, cachePath); err != nil {

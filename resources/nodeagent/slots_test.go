@@ -66,3 +66,14 @@ func TestSlots_AWaiterThatGivesUp_HoldsNothing(t *testing.T) {
 		t.Fatalf("after: %d copies and %d checks waiting, %d free", copies, checks, s.free)
 	}
 }
+
+func TestMaxCopies_ZeroIsTheDefault(t *testing.T) {
+	for given, want := range map[int]int{0: DefaultMaxCopies, 3: 3} {
+		cfg := newConfig(t)
+		cfg.MaxCopies = given
+		a := startAgent(t, cfg).a
+		if got := a.MaxCopies(); got != want {
+			t.Errorf("MaxCopies %d: runs %d at once, want %d", given, got, want)
+		}
+	}
+}

@@ -116,6 +116,9 @@ func serveCommand(opts *Options, out io.Writer) *cobra.Command {
 // parse completes so from the text flags and the secrets' variables.
 func (in serveInput) parse(so *ServeOptions) error {
 	var err error
+	if err := requireAddr(so.Addr, "127.0.0.1:8080", "PLATFORMAPI_ADDR"); err != nil {
+		return err
+	}
 	if so.Networks, err = parsePrefixes(in.networks); err != nil {
 		return fmt.Errorf("--allowed-networks: %w", err)
 	}

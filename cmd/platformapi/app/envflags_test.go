@@ -168,3 +168,25 @@ func TestServe_PortalURL_NotAnAbsoluteHTTPURLRefusedByName(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_EmptyAddr_RefusedByName: an empty --addr of serve or the node agent (a unit passing
+// --addr=${PLATFORMAPI_ADDR} with the variable unset) would listen on every
+// interface at a random port; serve refuses it naming the flag, before it
+// opens the database.
+func TestServe_EmptyAddr_RefusedByName(t *testing.T) {
+	dir := t.TempDir()
+	for _, addr := range []string{"", " "} {
+		for command, args := range map[string][]string{
+			"serve": {"--database-url", "postgres://nobody@127.0.0.1:1/none?connect_timeout=1", "serve",
+				"--addr=" + addr},
+			"node-agent": {"node-agent", "--addr=" + addr, "--store-root", dir, "--cache-root", dir,
+				"--key-file", dir},
+		} {
+			root := NewRootCommand(io.Discard, io.Discard)
+			root.SetArgs(args)
+			if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "--addr is empty") {
+				t.Errorf("%s --addr %q: %v, want a refusal naming --addr", command, addr, err)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +44,18 @@ func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *
 
 // listenTCP listens on addr, saying which flag chooses another address
 // when it is taken.
+// requireAddr refuses an empty --addr (a unit passing --addr=$VAR with the
+// variable unset), which would listen on every interface at a port of the
+// kernel's choosing; ":0" asks for that knowingly. def and env are the
+// flag's default and variable, for the message.
+func requireAddr(addr, def, env string) error {
+	if strings.TrimSpace(addr) != "" {
+		return nil
+	}
+	return fmt.Errorf("--addr is empty: give the address to listen on, e.g. %s (the default when "+
+		"neither it nor %s is set)", def, env)
+}
+
 func listenTCP(addr, flag string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

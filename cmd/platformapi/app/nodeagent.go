@@ -51,7 +51,7 @@ func nodeAgentCommand(opts *Options) *cobra.Command {
 		"read again (at most once a second) when it changes, so a rotation needs no restart")
 	f.Int64Var(&o.MaxCacheBytes, "max-cache-bytes", 0, "most bytes the cache root may hold (0: what the file "+
 		"system has free)")
-	f.IntVar(&o.MaxCopies, "max-copies", nodeagent.DefaultMaxCopies, "copies running at once; more wait their turn")
+	f.IntVar(&o.MaxCopies, "max-copies", nodeagent.DefaultMaxCopies, "copies running at once (0: the default); more wait their turn")
 	f.Int64Var(&o.MaxBytesPerSecond, "max-copy-bytes-per-second", 0,
 		"bytes per second all copies may read together (0: no limit)")
 	f.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM); renewed files "+
@@ -64,6 +64,9 @@ func nodeAgentCommand(opts *Options) *cobra.Command {
 // requests, stops its copies (their verified files stay for a resume) and
 // returns.
 func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) error {
+	if err := requireAddr(o.Addr, ":9441", nodeAgentEnv+"ADDR"); err != nil {
+		return err
+	}
 	agent, err := nodeagent.New(nodeagent.Config{StoreRoot: o.StoreRoot, CacheRoot: o.CacheRoot,
 		KeyFile: o.KeyFile, MaxCacheBytes: o.MaxCacheBytes, MaxCopies: o.MaxCopies,
 		MaxBytesPerSecond: o.MaxBytesPerSecond, Logger: log})
@@ -81,7 +84,7 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 	}
 	log.Info("node agent serving", "addr", ln.Addr().String(), "tls", tlsConfig != nil,
 		"store_root", o.StoreRoot, "cache_root", o.CacheRoot, "max_cache_bytes", o.MaxCacheBytes,
-		"max_copies", o.MaxCopies, "max_copy_bytes_per_second", o.MaxBytesPerSecond)
+		"max_copies", agent.MaxCopies(), "max_copy_bytes_per_second", o.MaxBytesPerSecond)
 	hs := newHTTPServer(agent.Handler(), tlsConfig, time.Minute) // its answers are small
 	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	if err := serveUntilDone(ctx, hs, ln); err != nil {

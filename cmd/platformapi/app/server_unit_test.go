@@ -59,8 +59,7 @@ func TestServerUnit_SystemdVerifies_Sandboxed(t *testing.T) {
 		"ProtectSystem": {"strict"}, "ProtectHome": {"yes"}, "PrivateTmp": {"yes"}, "CapabilityBoundingSet": {""},
 		"RestrictAddressFamilies": {"AF_INET AF_INET6 AF_UNIX"},
 		"SystemCallFilter":        {"@system-service", "~@privileged"},
-		"ExecStart": {"/usr/local/bin/platformapi serve --data-dir=%S/platformapi --addr=${PLATFORMAPI_ADDR}" +
-			" --allowed-networks=${PLATFORMAPI_ALLOWED_NETWORKS}"}}
+		"ExecStart":               {"/usr/local/bin/platformapi serve --data-dir=%S/platformapi"}}
 	got := map[string][]string{}
 	for k := range want {
 		got[k] = s[k]
