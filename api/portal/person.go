@@ -40,11 +40,14 @@ func (h *Handler) routePages(mux *http.ServeMux) {
 type personHandler func(w http.ResponseWriter, r *http.Request, p resources.Session)
 
 // signedIn serves next for a signed-in person; anyone else is sent to the
-// front page to sign in (a form post is refused: nothing is done).
+// front page to sign in (a form post is refused: nothing is done). A
+// session the store cannot read answers the fault page.
 func (h *Handler) signedIn(id string, next personHandler) http.HandlerFunc {
 	return labelled(id, func(w http.ResponseWriter, r *http.Request) {
-		p, ok := h.session(w, r)
+		p, ok, err := h.session(w, r)
 		switch {
+		case err != nil:
+			h.fault(w, r, "reading a session", err)
 		case ok:
 			next(w, r, p)
 		case r.Method == http.MethodGet:

@@ -401,3 +401,41 @@ func (w *portalWorld) tamperLoginCookie(cb *url.URL) {
 	}
 	w.t.Fatal("no sign-in cookie to tamper with")
 }
+
+// breakSessions makes every session read fail (the table is away) until
+// the returned function puts it back: a store fault, not an ended session.
+func (w *portalWorld) breakSessions() (restore func()) {
+	w.t.Helper()
+	exec := func(q string) {
+		if _, err := w.m.db.ExecContext(w.t.Context(), q); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	exec("ALTER TABLE portal_sessions RENAME TO portal_sessions_away")
+	return func() { exec("ALTER TABLE portal_sessions_away RENAME TO portal_sessions") }
+}
+
+// TestPortalSession_StoreFault_FaultPageCookieKept: a session that cannot be
+// read (the store fails) has not ended: the page answers the fault (503),
+// neither a signed-out page nor "your session has ended", and the cookie
+// stays, so the person is still signed in once the store is back.
+func TestPortalSession_StoreFault_FaultPageCookieKept(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.person("ada@example.test", "Ada Lovelace")
+	w.signedInAs("ada@example.test")
+	restore := w.breakSessions()
+	front, _ := w.do(http.MethodGet, w.url+"/portal/", nil)
+	post, body := w.post("/portal/tokens/1/revoke", url.Values{}, "req-fault")
+	restore()
+	got := []any{front.StatusCode, front.Header.Values("Set-Cookie"), post.StatusCode,
+		post.Header.Values("Set-Cookie"), strings.Contains(body, "session has ended")}
+	want := []any{http.StatusServiceUnavailable, []string(nil), http.StatusServiceUnavailable,
+		[]string(nil), false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("front page status, its cookies, post status, its cookies, says ended (-want +got)\n%s",
+			diff)
+	}
+	if !w.signedIn() {
+		t.Fatal("a store fault signed the person out")
+	}
+}
