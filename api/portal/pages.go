@@ -50,7 +50,10 @@ type view struct {
 	Brand   brandView
 	Notice  string // what the last action did
 	Problem string // why the last action was refused
-	Page    any
+	// RequestID is the request's id on a refusal or fault page, for the
+	// person to quote to an administrator ("" on other pages).
+	RequestID string
+	Page      any
 }
 
 // brandView is what the layout needs of the installation's brand.

@@ -53,7 +53,8 @@ func (h *Handler) signedIn(id string, next personHandler) http.HandlerFunc {
 		case r.Method == http.MethodGet:
 			http.Redirect(w, r, Path, http.StatusSeeOther)
 		default:
-			h.refuse(w, http.StatusForbidden, "Your session has ended: sign in again, then repeat the action.")
+			h.refuse(w, r, http.StatusForbidden,
+				"Your session has ended: sign in again, then repeat the action.")
 		}
 	})
 }

@@ -123,7 +123,7 @@ func New(cfg Config) *Handler {
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.refuse(w, http.StatusForbidden, "This request came from another site and was refused.")
+		h.refuse(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
 	h.mux = cop.Handler(mux)
 	return h
@@ -238,10 +238,13 @@ func plainLoopback(r *http.Request) bool {
 // fault answers a failure of ours with a plain page, logging the cause.
 func (h *Handler) fault(w http.ResponseWriter, r *http.Request, doing string, err error) {
 	h.cfg.Logger.Error("portal: "+doing, "error", err, "request_id", api.RequestID(r.Context()))
-	h.refuse(w, http.StatusServiceUnavailable, "The portal could not do this just now; try again shortly.")
+	h.refuse(w, r, http.StatusServiceUnavailable,
+		"The portal could not do this just now; try again shortly.")
 }
 
-// refuse answers a plain page saying why.
-func (h *Handler) refuse(w http.ResponseWriter, status int, message string) {
-	h.render(w, nil, status, refusalTemplate, view{Title: "Refused", Problem: message})
+// refuse answers a plain page saying why, with the request's id (the one
+// the log has) for the person to quote.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+	h.render(w, nil, status, refusalTemplate, view{Title: "Refused", Problem: message,
+		RequestID: api.RequestID(r.Context())})
 }

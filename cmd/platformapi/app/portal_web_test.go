@@ -439,3 +439,31 @@ func TestPortalSession_StoreFault_FaultPageCookieKept(t *testing.T) {
 		t.Fatal("a store fault signed the person out")
 	}
 }
+
+// TestPortalFaultPage_ShowsRequestIDNeverTheCause: a fault's page names the
+// request id the server logged the cause under (so a person can report it)
+// and never the cause itself; a refused sign-in's page names it too.
+func TestPortalFaultPage_ShowsRequestIDNeverTheCause(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.person("ada@example.test", "Ada Lovelace")
+	w.signedInAs("ada@example.test")
+	restore := w.breakSessions()
+	res, body := w.do(http.MethodGet, w.url+"/portal/",
+		http.Header{"X-Request-Id": {"req-fault-page"}})
+	restore()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "req-fault-page") ||
+		strings.Contains(body, "portal_sessions") || strings.Contains(body, "does not exist") {
+		t.Fatalf("fault page: %d\n%s", res.StatusCode, body)
+	}
+	if !strings.Contains(w.logs.String(), "req-fault-page") {
+		t.Fatal("the fault is not logged under the request id the page shows")
+	}
+	cb := w.authorize(verifiedUser("ada@example.test"))
+	q := cb.Query()
+	q.Set("state", "forged-state")
+	cb.RawQuery = q.Encode()
+	res, body = w.do(http.MethodGet, cb.String(), http.Header{"X-Request-Id": {"req-refused"}})
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, "req-refused") {
+		t.Fatalf("refused sign-in: %d\n%s", res.StatusCode, body)
+	}
+}
