@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"platformapi/resources"
 )
@@ -98,6 +99,9 @@ func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] 
 func problemText(err error) (string, bool) {
 	if e, ok := resources.AsError(err); ok && e.Kind != resources.KindInternal {
 		msg := e.Detail
+		if e.Remedy != "" && !strings.HasSuffix(msg, ".") {
+			msg += "." // the detail is a clause; the remedy a sentence after it
+		}
 		if e.Remedy != "" {
 			msg += " " + e.Remedy
 		}
