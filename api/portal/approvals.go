@@ -25,8 +25,9 @@ type approval struct {
 // routeApprovals registers the approvals page and its decisions.
 func (h *Handler) routeApprovals(mux *http.ServeMux) {
 	h.handle(mux, "GET /portal/approvals", h.signedIn("portal-approvals", h.approvals),
-		"**Approvals**: prod promotions awaiting a person, with the requester, "+
-			"version, source and what the environment runs now")
+		"**Approvals** (`releases-read-global`, `releases-write-global` or "+
+			"`admin`; 403 otherwise): prod promotions awaiting a person, with the "+
+			"requester, version, source and what the environment runs now")
 	h.handle(mux, "POST /portal/approvals/{id}/approve", h.signedIn("portal-approve", h.decide(true)),
 		"approves with a `note` (required when you count as the requester: the "+
 			"token's owner or minter); `releases-write-global` or `admin`; refused "+
@@ -40,9 +41,21 @@ func (h *Handler) approvals(w http.ResponseWriter, r *http.Request, p resources.
 	h.showApprovals(w, r, p, http.StatusOK, view{Notice: notice(r)})
 }
 
+// approvalReaders are the keys that show the waiting promotions: those of
+// GET /release-operations, and admin (a decider).
+var approvalReaders = []string{resources.PermReleasesRead, resources.PermReleasesWrite,
+	resources.PermAdmin}
+
 // showApprovals renders the waiting promotions, each with its environment's
-// current version.
+// current version; a person without approvalReaders gets a 403 page.
 func (h *Handler) showApprovals(w http.ResponseWriter, r *http.Request, p resources.Session, status int, v view) {
+	if !resources.HasAny(p.Permissions, approvalReaders) {
+		v.Title, v.Person = "Approvals", &p
+		v.Problem = "The Approvals page needs any one of: " + strings.Join(approvalReaders, ", ") +
+			"; ask an administrator."
+		h.render(w, r, http.StatusForbidden, refusalTemplate, v)
+		return
+	}
 	page, err := h.cfg.Store.ListFleetReleaseOperations(r.Context(),
 		resources.ReleaseFilter{Status: []string{resources.OpAwaitingApproval}}, resources.PageQuery{Limit: listLimit})
 	var pg approvalsPage

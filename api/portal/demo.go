@@ -45,7 +45,7 @@ func (h *Handler) demoPeople(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) demoSignIn(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, demoFormMax)
 	if err := r.ParseForm(); err != nil {
-		h.refuse(w, http.StatusBadRequest, "This form could not be read.")
+		h.refuse(w, r, http.StatusBadRequest, "This form could not be read.")
 		return
 	}
 	h.startSession(w, r, r.PostForm.Get("email"))

@@ -44,13 +44,18 @@ const (
 // view is what every page shows: the layout's parts and the page's own
 // data (Page).
 type view struct {
-	Title   string
-	Person  *resources.Session // the signed-in person, if any
-	Admin   bool               // the person holds admin: the Administration page
-	Brand   brandView
-	Notice  string // what the last action did
-	Problem string // why the last action was refused
-	Page    any
+	Title  string
+	Person *resources.Session // the signed-in person, if any
+	Admin  bool               // the person holds admin: the Administration page
+	// Releases: the person holds a key of approvalReaders: the Approvals page.
+	Releases bool
+	Brand    brandView
+	Notice   string // what the last action did
+	Problem  string // why the last action was refused
+	// RequestID is the request's id on a refusal or fault page, for the
+	// person to quote to an administrator ("" on other pages).
+	RequestID string
+	Page      any
 }
 
 // brandView is what the layout needs of the installation's brand.
@@ -73,6 +78,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, t t
 	}
 	if v.Person != nil {
 		v.Admin = slices.Contains(v.Person.Permissions, resources.PermAdmin)
+		v.Releases = resources.HasAny(v.Person.Permissions, approvalReaders)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

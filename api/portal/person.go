@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"platformapi/resources"
 )
@@ -40,17 +41,21 @@ func (h *Handler) routePages(mux *http.ServeMux) {
 type personHandler func(w http.ResponseWriter, r *http.Request, p resources.Session)
 
 // signedIn serves next for a signed-in person; anyone else is sent to the
-// front page to sign in (a form post is refused: nothing is done).
+// front page to sign in (a form post is refused: nothing is done). A
+// session the store cannot read answers the fault page.
 func (h *Handler) signedIn(id string, next personHandler) http.HandlerFunc {
 	return labelled(id, func(w http.ResponseWriter, r *http.Request) {
-		p, ok := h.session(w, r)
+		p, ok, err := h.session(w, r)
 		switch {
+		case err != nil:
+			h.fault(w, r, "reading a session", err)
 		case ok:
 			next(w, r, p)
 		case r.Method == http.MethodGet:
 			http.Redirect(w, r, Path, http.StatusSeeOther)
 		default:
-			h.refuse(w, http.StatusForbidden, "Your session has ended: sign in again, then repeat the action.")
+			h.refuse(w, r, http.StatusForbidden,
+				"Your session has ended: sign in again, then repeat the action.")
 		}
 	})
 }
@@ -94,6 +99,9 @@ func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] 
 func problemText(err error) (string, bool) {
 	if e, ok := resources.AsError(err); ok && e.Kind != resources.KindInternal {
 		msg := e.Detail
+		if e.Remedy != "" && !strings.HasSuffix(msg, ".") {
+			msg += "." // the detail is a clause; the remedy a sentence after it
+		}
 		if e.Remedy != "" {
 			msg += " " + e.Remedy
 		}

@@ -123,7 +123,7 @@ func New(cfg Config) *Handler {
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.refuse(w, http.StatusForbidden, "This request came from another site and was refused.")
+		h.refuse(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
 	h.mux = cop.Handler(mux)
 	return h
@@ -160,28 +160,35 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // index shows who is signed in with a sign-out button, or a sign-in link.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 	v := view{Title: "Profile", Page: indexPage{Configured: h.oidc != nil, Demo: h.cfg.Demo}}
-	if s, ok := h.session(w, r); ok {
+	s, ok, err := h.session(w, r)
+	if err != nil {
+		h.fault(w, r, "reading a session", err)
+		return
+	}
+	if ok {
 		v.Person = &s
 	}
 	h.render(w, r, http.StatusOK, indexTemplate, v)
 }
 
-// session returns the request's live session; a cookie of an ended session
-// is cleared.
-func (h *Handler) session(w http.ResponseWriter, r *http.Request) (resources.Session, bool) {
+// session returns the request's live session (ok false: none); a cookie of
+// an ended session is cleared. A store that cannot read the session (err)
+// ends nothing: the cookie stays for the next request.
+func (h *Handler) session(w http.ResponseWriter, r *http.Request) (
+	s resources.Session, ok bool, err error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
-		return resources.Session{}, false
+		return resources.Session{}, false, nil
 	}
-	s, err := h.cfg.Sessions.Session(r.Context(), resources.SessionID(c.Value))
-	if err != nil {
-		if !errors.Is(err, resources.ErrSessionEnded) {
-			h.cfg.Logger.Error("portal: reading a session", "error", err, "request_id", api.RequestID(r.Context()))
-		}
+	s, err = h.cfg.Sessions.Session(r.Context(), resources.SessionID(c.Value))
+	if errors.Is(err, resources.ErrSessionEnded) {
 		h.setCookie(w, r, sessionCookie, "", -1)
-		return resources.Session{}, false
+		return resources.Session{}, false, nil
 	}
-	return s, true
+	if err != nil {
+		return resources.Session{}, false, err
+	}
+	return s, true, nil
 }
 
 // logout ends the request's session and goes back to the portal's page.
@@ -231,10 +238,13 @@ func plainLoopback(r *http.Request) bool {
 // fault answers a failure of ours with a plain page, logging the cause.
 func (h *Handler) fault(w http.ResponseWriter, r *http.Request, doing string, err error) {
 	h.cfg.Logger.Error("portal: "+doing, "error", err, "request_id", api.RequestID(r.Context()))
-	h.refuse(w, http.StatusServiceUnavailable, "The portal could not do this just now; try again shortly.")
+	h.refuse(w, r, http.StatusServiceUnavailable,
+		"The portal could not do this just now; try again shortly.")
 }
 
-// refuse answers a plain page saying why.
-func (h *Handler) refuse(w http.ResponseWriter, status int, message string) {
-	h.render(w, nil, status, refusalTemplate, view{Title: "Refused", Problem: message})
+// refuse answers a plain page saying why, with the request's id (the one
+// the log has) for the person to quote.
+func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, message string) {
+	h.render(w, nil, status, refusalTemplate, view{Title: "Refused", Problem: message,
+		RequestID: api.RequestID(r.Context())})
 }

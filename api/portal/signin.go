@@ -82,7 +82,7 @@ type loginState struct {
 // short-lived cookie; the browser goes to the provider.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	if h.oidc == nil {
-		h.refuse(w, http.StatusServiceUnavailable,
+		h.refuse(w, r, http.StatusServiceUnavailable,
 			"Sign-in is not configured on this server (--oidc-issuer and --oidc-client-id).")
 		return
 	}
@@ -137,25 +137,26 @@ func (h *Handler) loginOf(r *http.Request) (loginState, bool) {
 // a new session.
 func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 	if h.oidc == nil {
-		h.refuse(w, http.StatusServiceUnavailable, "Sign-in is not configured on this server.")
+		h.refuse(w, r, http.StatusServiceUnavailable, "Sign-in is not configured on this server.")
 		return
 	}
 	st, ok := h.loginOf(r)
 	h.setCookie(w, r, loginCookie, "", -1) // one use only
 	q := r.URL.Query()
 	if !ok || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(st.State)) != 1 {
-		h.refuse(w, http.StatusBadRequest, "This sign-in is not the one this browser started, or it took too "+
-			"long. Sign in again.")
+		h.refuse(w, r, http.StatusBadRequest,
+			"This sign-in is not the one this browser started, or it took too long. Sign in again.")
 		return
 	}
 	if q.Get("error") != "" || q.Get("code") == "" {
-		h.refuse(w, http.StatusForbidden, "The identity provider did not sign you in.")
+		h.refuse(w, r, http.StatusForbidden, "The identity provider did not sign you in.")
 		return
 	}
 	email, err := h.verifiedEmail(r, st, q.Get("code"))
 	if err != nil {
 		h.cfg.Logger.Info("portal: sign-in refused", "error", err, "request_id", api.RequestID(r.Context()))
-		h.refuse(w, http.StatusForbidden, "The identity provider's answer could not be verified. Sign in again.")
+		h.refuse(w, r, http.StatusForbidden,
+			"The identity provider's answer could not be verified. Sign in again.")
 		return
 	}
 	h.startSession(w, r, email)
@@ -203,7 +204,7 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, email str
 	refusal := "You cannot sign in here: your identity provider does not vouch for your e-mail address, " +
 		"or no active person of this installation has it. Ask an administrator."
 	if email == "" {
-		h.refuse(w, http.StatusForbidden, refusal)
+		h.refuse(w, r, http.StatusForbidden, refusal)
 		return
 	}
 	var previous resources.SessionID
@@ -213,7 +214,7 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, email str
 	id := resources.NewSessionID()
 	_, err := h.cfg.Sessions.StartSession(r.Context(), actorOf(r), email, id, previous)
 	if e, ok := resources.AsError(err); ok && e.Kind == resources.KindForbidden {
-		h.refuse(w, http.StatusForbidden, refusal)
+		h.refuse(w, r, http.StatusForbidden, refusal)
 		return
 	}
 	if err != nil {

@@ -148,3 +148,30 @@ func (w *portalWorld) prodDeployment(op resources.ReleaseOperation) string {
 	}
 	return ""
 }
+
+// TestPortalApprovals_WithoutReleaseKeys_403NothingShown: the waiting
+// promotions (project, version, requester) are shown only to people who
+// may read release operations (releases-read-global, releases-write-global)
+// or administrators, as GET /release-operations; anyone else gets a 403
+// page naming the keys, and no link to the page.
+func TestPortalApprovals_WithoutReleaseKeys_403NothingShown(t *testing.T) {
+	w := startPortalDemo(t)
+	op := w.waitingPromotion()
+	id := strconv.FormatInt(op.ID, 10)
+	w.signedInAs(demoLi) // AI engineer: no release keys
+	res, body := w.do(http.MethodGet, w.url+"/portal/approvals", nil)
+	if res.StatusCode != http.StatusForbidden || strings.Contains(body, `id="approval-`+id+`"`) ||
+		strings.Contains(body, op.RequestedBy) || !strings.Contains(body, resources.PermReleasesRead) {
+		t.Fatalf("approvals page without release keys: %d\n%s", res.StatusCode, body)
+	}
+	res, body = w.post("/portal/approvals/"+id+"/approve", url.Values{"note": {"x"}}, "req-li")
+	if res.StatusCode != http.StatusForbidden || strings.Contains(body, op.RequestedBy) {
+		t.Fatalf("approval without release keys: %d\n%s", res.StatusCode, body)
+	}
+	if page := w.get("/portal/"); strings.Contains(page, `href="/portal/approvals"`) {
+		t.Fatalf("the front page links the approvals page:\n%s", page)
+	}
+	if st := w.releaseStatus(op.ID); st != resources.OpAwaitingApproval {
+		t.Fatalf("the promotion is %s", st)
+	}
+}

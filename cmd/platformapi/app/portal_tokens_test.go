@@ -220,3 +220,16 @@ func TestPortalTokens_ServiceAccountsShownToTokenAdministratorsOnly(t *testing.T
 		}
 	}
 }
+
+// TestPortalRefusal_DetailAndRemedyReadAsTwoSentences: a refused action's
+// words are the rule's detail and remedy as two sentences, not run
+// together ("…of ada@example.test Ask an administrator…").
+func TestPortalRefusal_DetailAndRemedyReadAsTwoSentences(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.personWith("ada@example.test", "Ada")
+	w.signedInAs("ada@example.test")
+	res, body := w.post("/portal/service-accounts", url.Values{"name": {"sa"}}, "req-sa")
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "ada@example.test. Ask an") {
+		t.Fatalf("refused service account: %d\n%s", res.StatusCode, body)
+	}
+}
