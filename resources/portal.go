@@ -125,13 +125,18 @@ func CheckMint(minter, owner Principal, t NewToken) error {
 }
 
 // CheckGrantPermissions requires every key given to a service account to be
-// known and held by the person giving it.
+// known, one a token can carry (the account acts only through its tokens),
+// and held by the person giving it.
 func CheckGrantPermissions(creator Principal, keys []string) error {
 	if err := ValidatePermissionKeys("permissions", keys); err != nil {
 		return err
 	}
 	for _, k := range keys {
-		if !slices.Contains(creator.Permissions, k) {
+		switch {
+		case !TokenAllowed(k):
+			return Invalid("permissions", CodeScopeNotAllowed, "%q can never be put on a token, so a "+
+				"service account, which acts only through its tokens, could not use it", k)
+		case !slices.Contains(creator.Permissions, k):
 			return Invalid("permissions", CodeScopeNotAllowed, "%q is not held by the creating person", k)
 		}
 	}

@@ -176,6 +176,22 @@ func TestPortalServiceAccount_TokenCarriesNoMoreThanTheAccount(t *testing.T) {
 	}
 }
 
+// A service account acts only through its tokens, so a key no token can
+// carry (admin) is refused, not stored without effect.
+func TestPortalServiceAccount_KeyNoTokenCanCarry_RefusedNamingIt(t *testing.T) {
+	c := newCLI(t)
+	e := c.refused("scope_not_allowed", "portal", "service-account", "create", "--as", "root@example.test",
+		"--name", "deployer", "--permissions", "projects-read-global,admin")
+	if e.Field != "permissions" || !strings.Contains(e.Detail, `"admin"`) {
+		t.Fatalf("refusal: %+v", e)
+	}
+	var n int
+	c.query("SELECT count(*) FROM service_accounts", &n)
+	if n != 0 {
+		t.Fatalf("%d service accounts after the refusal", n)
+	}
+}
+
 func TestPortalTokenExtend_NewExpiryAndRevokedRefused(t *testing.T) {
 	c := newCLI(t)
 	first := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "x", "--scopes", "ai-read-global", "--days", "1")

@@ -79,11 +79,17 @@ var tlsFlags = [2]string{"--tls-cert-file", "--tls-key-file"}
 // fileError is err of reading file f of tlsFlags[i], naming the flag and the
 // file once.
 func fileError(i int, f string, err error) error {
+	return fmt.Errorf("%s %s: %w", tlsFlags[i], f, withoutPath(err))
+}
+
+// withoutPath is err of reading or opening a file without the path, for
+// a message that names the file its own way.
+func withoutPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err
+		return pe.Err
 	}
-	return fmt.Errorf("%s %s: %w", tlsFlags[i], f, err)
+	return err
 }
 
 // loadKeyPair loads the pair like tls.LoadX509KeyPair, its error naming the

@@ -140,7 +140,8 @@ func readBundle(c *cobra.Command, file string) (string, error) {
 		raw, err = os.ReadFile(file)
 	}
 	if err != nil {
-		return "", err
+		return "", resources.Invalid("bundle", resources.CodeLicenceBundleInvalid, "cannot read %s: %v",
+			file, withoutPath(err))
 	}
 	if len(raw) > resources.MaxLicenceBundleLen {
 		return "", resources.Invalid("bundle", resources.CodeLicenceBundleInvalid, "form: longer than %d bytes",

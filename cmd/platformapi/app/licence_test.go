@@ -49,6 +49,12 @@ func TestPortalLicence_InstallVerifiesAuditsAsSessionAndNeedsLicenceAdmin(t *tes
 	if e.Field != "bundle" || !strings.HasPrefix(e.Detail, "installation_id:") {
 		t.Fatalf("a bundle of another installation: %v", e)
 	}
+	missing := filepath.Join(t.TempDir(), "missing.bundle") // a refusal like any other: JSON naming it
+	e = c.refused(resources.CodeLicenceBundleInvalid, "portal", "licence", "install", "--as", "root@example.test",
+		"--bundle", missing)
+	if e.Field != "bundle" || !strings.Contains(e.Detail, missing) {
+		t.Fatalf("a bundle file that cannot be read: %v", e)
+	}
 	c.ok("portal", "user", "create", "--email", "eve@example.test", "--name", "Eve")
 	c.refused(resources.CodeForbidden, "portal", "licence", "install", "--as", "eve@example.test", "--bundle", c.bundleFile(p))
 }

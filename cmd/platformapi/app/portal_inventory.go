@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -94,7 +93,8 @@ func readInventory(path string, stdin io.Reader) (resources.InventoryFile, error
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return resources.InventoryFile{}, fmt.Errorf("inventory: %w", err)
+		return resources.InventoryFile{}, resources.Invalid("file", resources.CodeInventoryInvalid,
+			"inventory: cannot read %s: %v", path, withoutPath(err))
 	}
 	return resources.ParseInventory(path, data)
 }

@@ -61,8 +61,11 @@ func TestPortalInventoryImport_InvalidFile_RefusedNamingTheEntryAndChangingNothi
 	if n != 0 {
 		t.Fatalf("an invalid file imported %d nodes", n)
 	}
-	if _, err := c.run("portal", "inventory", "import", filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
-		t.Fatal("a missing file was imported")
+	// A file that cannot be read is a refusal like any other: JSON naming it.
+	e = c.refused(resources.CodeInventoryInvalid, "portal", "inventory", "import",
+		filepath.Join(t.TempDir(), "missing.yaml"))
+	if e.Field != "file" || !strings.Contains(e.Detail, "missing.yaml") {
+		t.Fatalf("a missing file: %+v", e)
 	}
 }
 
