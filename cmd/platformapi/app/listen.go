@@ -42,8 +42,6 @@ func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *
 	return m.serve(ctx, ln, h, tlsConfig, answerTimeout(o))
 }
 
-// listenTCP listens on addr, saying which flag chooses another address
-// when it is taken.
 // requireAddr refuses an empty --addr (a unit passing --addr=$VAR with the
 // variable unset), which would listen on every interface at a port of the
 // kernel's choosing; ":0" asks for that knowingly. def and env are the
@@ -56,6 +54,8 @@ func requireAddr(addr, def, env string) error {
 		"neither it nor %s is set)", def, env)
 }
 
+// listenTCP listens on addr, saying which flag chooses another address
+// when it is taken.
 func listenTCP(addr, flag string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
