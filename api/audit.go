@@ -97,12 +97,16 @@ func auditView(e resources.AuditEvent, maskSerial bool) AuditEvent {
 		RequestID: e.RequestID, SourceIP: e.SourceIP, BeforeState: jsonObject(e.BeforeState), AfterState: jsonObject(e.AfterState)}
 }
 
-// jsonObject decodes a stored state; anything but an object is null.
+// jsonObject decodes a stored state with every secret-looking member null
+// (rows written straight into the table by the portal, pipelines or ops
+// scripts skipped the writing side's redaction); anything but an object is
+// null.
 func jsonObject(raw json.RawMessage) map[string]any {
 	var m map[string]any
 	if len(raw) > 0 && json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
+	resources.RedactSecrets(m)
 	return m
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"platformapi/api/apitest"
@@ -139,5 +140,42 @@ func TestAudit_FiltersByEntityAndTimeWindow(t *testing.T) {
 	}
 	if none, _ := auditItems(t, e, tok, "?actor=nobody@example.test"); len(none) != 0 {
 		t.Fatalf("unknown actor: %v", none)
+	}
+}
+
+// TestAudit_RowsOfOtherWriters_SecretLookingMembersAlwaysNull: the contract
+// says secret-looking members of before_state and after_state are always
+// null, at any depth; rows the portal, pipelines or ops scripts wrote
+// straight into the table (not through the API's redaction) are no
+// exception, in the list and when read one by one.
+func TestAudit_RowsOfOtherWriters_SecretLookingMembersAlwaysNull(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	if _, err := e.Store.DB().NewRaw(`INSERT INTO audit_events
+		(actor, action, entity_type, entity_id, before_state, after_state) VALUES
+		('ops:legacy', 'user.update', 'users', '7',
+		 '{"password": "hunter2", "nested": {"api_key": "k1"}, "name": "Ada"}',
+		 '{"list": [{"client_secret": "s1"}], "Token": "t1", "name": "Ada"}')`).
+		Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tok := e.Token(resources.PermAuditRead)
+	items, _ := auditItems(t, e, tok, "?actor=ops:legacy")
+	if len(items) != 1 {
+		t.Fatalf("events: %v", items)
+	}
+	one := e.Do("GET", "/api/v1/audit-events/"+items[0]["id"].(string), tok, nil)
+	for _, body := range []string{fmt.Sprint(items[0]), string(one.Body)} {
+		for _, secret := range []string{"hunter2", "k1", "s1", "t1"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("secret %q shown: %s", secret, body)
+			}
+		}
+		if !strings.Contains(body, "Ada") {
+			t.Errorf("other members lost: %s", body)
+		}
+	}
+	before := items[0]["before_state"].(map[string]any)
+	if v, ok := before["password"]; !ok || v != nil {
+		t.Fatalf("password must be present and null: %v", before)
 	}
 }

@@ -137,6 +137,11 @@ func followedByColon(raw []byte, i int) bool {
 	return false
 }
 
+// RedactSecrets nulls every secret-looking member of a decoded JSON value
+// (maps and slices changed in place) at any depth and returns it: the
+// reading side of the rule, for states some other writer stored unredacted.
+func RedactSecrets(v any) any { return redact(v) }
+
 func redact(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
