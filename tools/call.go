@@ -75,7 +75,7 @@ func (m *MCP) run(ctx context.Context, spec toolSpec, outer outerRequest,
 	if a.Status < 300 && a.Body.Len() > c.Budget*api.BytesPerToken {
 		return m.errorResult(ctx, spec, m.tooLarge(spec, a.Body.Len(), c.Budget))
 	}
-	return m.toolResult(spec, a)
+	return m.toolResult(ctx, spec, a)
 }
 
 // cancelled is the answer to a call its client cancelled.
@@ -103,7 +103,7 @@ func copyRateHeaders(outer, inner http.Header) {
 // as they are: never decoded and encoded again); any other 2xx body is
 // text. Anything else is a tool error: the problem document, with hints for
 // the agent (see hint), as structured content and as its text.
-func (m *MCP) toolResult(spec toolSpec, a *api.Answer) *mcp.CallToolResult {
+func (m *MCP) toolResult(ctx context.Context, spec toolSpec, a *api.Answer) *mcp.CallToolResult {
 	body := a.Body.Bytes()
 	if a.Status >= 200 && a.Status < 300 {
 		res := mcp.NewToolResultText(string(body))
@@ -116,7 +116,7 @@ func (m *MCP) toolResult(spec toolSpec, a *api.Answer) *mcp.CallToolResult {
 	if obj == nil {
 		return mcp.NewToolResultError(string(body))
 	}
-	return m.problemResult(spec, obj)
+	return m.problemResult(ctx, spec, obj)
 }
 
 // isJSONObject reports whether an answer of the API is one JSON object: its
@@ -140,13 +140,14 @@ func (m *MCP) errorResult(ctx context.Context, spec toolSpec, err error) *mcp.Ca
 	if merr := api.JSONFormat.Marshal(&body, p); merr != nil {
 		return mcp.NewToolResultError(p.Error())
 	}
-	return m.problemResult(spec, jsonObject(body.Bytes()))
+	return m.problemResult(ctx, spec, jsonObject(body.Bytes()))
 }
 
 // problemResult is the tool error of a problem document: the problem with
 // the agent's hints as structured content, and its JSON as text.
-func (m *MCP) problemResult(spec toolSpec, problem map[string]any) *mcp.CallToolResult {
-	m.hint(spec, problem)
+func (m *MCP) problemResult(ctx context.Context, spec toolSpec,
+	problem map[string]any) *mcp.CallToolResult {
+	m.hint(ctx, spec, problem)
 	text, err := json.Marshal(problem)
 	if err != nil {
 		text = []byte(fmt.Sprint(problem))

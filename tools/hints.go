@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,13 +14,14 @@ import (
 // `hint`, words naming the argument at fault with its valid values or
 // pattern (or the valid arguments), and `next_tool`, the tool to call next
 // where one helps (from the problem-code catalogue, or the list tool of the
-// values of the argument at fault).
-func (m *MCP) hint(spec toolSpec, problem map[string]any) {
+// values of the argument at fault), named only when the calling token can
+// call it (see callable).
+func (m *MCP) hint(ctx context.Context, spec toolSpec, problem map[string]any) {
 	code, _ := problem["code"].(string)
 	field, _ := problem["field"].(string)
 	var hints []string
 	next := ""
-	if c, ok := resources.ProblemByCode(code); ok && c.Next != "" && m.hasTool(c.Next) {
+	if c, ok := resources.ProblemByCode(code); ok && c.Next != "" {
 		next = c.Next
 	}
 	switch code {
@@ -27,7 +29,7 @@ func (m *MCP) hint(spec toolSpec, problem map[string]any) {
 		if field != "" { // none: the call as a whole (too many arguments), its detail says so
 			hints = append(hints, spec.argumentHint(field))
 		}
-		if l := spec.listers[field]; l != "" { // a missing or invalid id: the tool listing valid ones
+		if l := spec.listers[field]; l != "" && m.callable(ctx, l) { // the tool listing valid ids
 			next = l
 		}
 	case resources.CodeInvalidCursor:
@@ -35,12 +37,12 @@ func (m *MCP) hint(spec toolSpec, problem map[string]any) {
 	case resources.CodeResultTooLarge:
 		if spec.list {
 			hints = append(hints, spec.argumentHint("fields"))
-		} else if l := spec.recordLister(); l != "" {
+		} else if l := spec.recordLister(); l != "" && m.callable(ctx, l) {
 			next = l
 			hints = append(hints, "call "+l+" with fields to read the record without its largest members")
 		}
 	}
-	if next != "" {
+	if next != "" && m.callable(ctx, next) {
 		problem["next_tool"] = next
 		hints = append(hints, "call "+next)
 	}
@@ -82,9 +84,14 @@ func (s toolSpec) argumentHint(name string) string {
 	return h
 }
 
-// hasTool reports whether a tool of that name exists.
-func (m *MCP) hasTool(name string) bool {
-	return slices.ContainsFunc(m.specs, func(s toolSpec) bool { return s.tool.Name == name })
+// callable reports whether a tool of that name exists and the token of the
+// call ctx belongs to can call it: its effective scopes hold one of the
+// tool's keys, as tools/list requires. A hint never sends an agent to a
+// tool that would only answer 403.
+func (m *MCP) callable(ctx context.Context, name string) bool {
+	s, ok := m.byName[name]
+	outer, found := outerFrom(ctx)
+	return ok && found && outer.cred != nil && outer.cred.Holds(s.permissions...)
 }
 
 // recordLister is the list tool of the record a single-record tool reads:

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api"
+	"platformapi/resources"
 )
 
 // listerExempt are the required arguments no list tool lists, with why.
@@ -95,4 +96,30 @@ func with(args map[string]any, name string, v any) map[string]any {
 	out := maps.Clone(args)
 	out[name] = v
 	return out
+}
+
+// TestMCP_ToolErrorHint_NamesOnlyToolsTheTokenCanCall: next_tool and the
+// hint to call it name a tool only when the token's effective scopes can
+// call it (tools/list shows it); a releases-only token that asks for the
+// release state of an unknown project is not sent to list-projects, which
+// would only answer 403, while a token that can list projects is.
+func TestMCP_ToolErrorHint_NamesOnlyToolsTheTokenCanCall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	args := map[string]any{"project_id": "999"}
+	for _, c := range []struct {
+		scopes []string
+		next   string
+	}{
+		{[]string{resources.PermReleasesRead}, ""},
+		{[]string{resources.PermReleasesRead, resources.PermProjectsRead}, "list-projects"},
+	} {
+		p := problemOf(t, call(t, e.client(e.token(c.scopes...), nil, false), "get-release-state", args))
+		next, _ := p["next_tool"].(string)
+		hint, _ := p["hint"].(string)
+		if p["code"] != resources.CodeProjectNotFound || next != c.next ||
+			(c.next == "" && strings.Contains(hint, "list-projects")) {
+			t.Errorf("%v: %v", c.scopes, p)
+		}
+	}
 }
