@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -258,6 +259,14 @@ func TestOperations_List_BadParameter_400InvalidParameterNamingIt(t *testing.T) 
 		})
 	}
 	assertProblem(t, e.Do("GET", "/api/v1/operations?cursor=abc", tok, nil), 400, "invalid_cursor")
+	// An offset's + sent unencoded arrives as a space: the detail says what a
+	// time looks like and how to send the +, not Go's layout string.
+	p := assertProblem(t, e.Do("GET", "/api/v1/operations?since=2026-11-01T00:00:00+02:00", tok, nil),
+		400, "invalid_parameter")
+	if d := p["detail"].(string); !strings.Contains(d, "RFC 3339") || !strings.Contains(d, "%2B") ||
+		strings.Contains(d, "2006") {
+		t.Fatalf("detail %q", d)
+	}
 	execSQL(t, e, `INSERT INTO operations (kind, status, target_type, target_id)
 		SELECT 'project_provision', 'failed', 'project', n::text FROM generate_series(1, 2) n`)
 	next, _ := e.Do("GET", "/api/v1/operations?limit=1", tok, nil).JSON(t)["next_cursor"].(string)

@@ -126,7 +126,8 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 		if d, ok := err.(huma.ErrorDetailer); ok {
 			d := d.ErrorDetail()
 			// Never echo the offending value: it can be the whole body.
-			details = append(details, &huma.ErrorDetail{Message: d.Message, Location: d.Location})
+			details = append(details,
+				&huma.ErrorDetail{Message: plainWords(d.Message), Location: d.Location})
 			continue
 		}
 		return faultProblem(err)
@@ -240,6 +241,21 @@ func (p *Problem) log(ctx context.Context, logger *slog.Logger) {
 		return
 	}
 	logger.Error("request failed", "status", p.Status, "code", p.Code, "error", p.cause)
+}
+
+// timeMessage starts Huma's refusal of a time parameter, which ends in Go's
+// layout string.
+const timeMessage = "invalid date/time for format "
+
+// plainWords is a validation message in words a client can act on: Huma's
+// refusal of a time says what a time looks like, and that a + in an offset
+// must be sent as %2B (a bare + in a query is a space).
+func plainWords(msg string) string {
+	if strings.HasPrefix(msg, timeMessage) {
+		return "must be an RFC 3339 date and time such as 2026-11-27T10:00:00Z or " +
+			"2026-11-27T12:00:00%2B02:00 (a + in a query string is sent as %2B)"
+	}
+	return msg
 }
 
 // firstField names the first offending member: Huma's location without its
