@@ -3729,7 +3729,7 @@ type ClientInterface interface {
 
 	// GetBrandAsset Read a brand asset's metadata
 	//
-	// One uploaded logo's or favicon's kind, media type, size and dimensions.
+	// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -4842,7 +4842,7 @@ func (c *Client) UploadBrandAssetWithBody(ctx context.Context, params *UploadBra
 
 // GetBrandAsset Read a brand asset's metadata
 //
-// One uploaded logo's or favicon's kind, media type, size and dimensions.
+// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -10295,7 +10295,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetBrandAssetWithResponse Read a brand asset's metadata
 	//
-	// One uploaded logo's or favicon's kind, media type, size and dimensions.
+	// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -23794,7 +23794,7 @@ func (c *ClientWithResponses) UploadBrandAssetWithBodyWithResponse(ctx context.C
 
 // GetBrandAssetWithResponse Read a brand asset's metadata
 //
-// One uploaded logo's or favicon's kind, media type, size and dimensions.
+// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
