@@ -87,7 +87,7 @@ func (s *Server) registerBrandAssets(tags []string) {
 	}, s.uploadBrandAsset)
 	Register(s.api, Op{ID: "get-brand-asset", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets/{asset_id}", Tags: tags,
 		Summary: "Read a brand asset's metadata", Permissions: brandReaders,
-		Errors: []int{http.StatusBadRequest, http.StatusNotFound}, Description: "One uploaded logo's or favicon's kind, media type, size and dimensions.",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound}, Description: "One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.",
 		Notes: "metadata; 404 `brand_asset_not_found`",
 	}, s.getBrandAsset)
 	Register(s.api, Op{ID: "get-brand-asset-content", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets/{asset_id}/content",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -188,5 +189,23 @@ func TestBrand_FaviconMustBeAFaviconNullClears(t *testing.T) {
 	cleared := putBrand(e, tok, brandPut("#000000", logo, nil)).JSON(t)
 	if cleared["favicon_asset_id"] != nil || cleared["logo_asset_id"] != logo || cleared["version"] != 3.0 {
 		t.Fatalf("cleared: %v", cleared)
+	}
+}
+
+// TestBrandAssets_OpenAPI_MetadataDescriptionPromisesOnlyItsMembers: the
+// served description of get-brand-asset names no member the answer lacks
+// (it promised dimensions, which no asset record carries).
+func TestBrandAssets_OpenAPI_MetadataDescriptionPromisesOnlyItsMembers(t *testing.T) {
+	e, _ := brandEnv(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Description string `json:"description"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(e.Do("GET", "/api/v1/openapi.json", "", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if d := doc.Paths["/brand/assets/{asset_id}"]["get"].Description; strings.Contains(d, "dimension") {
+		t.Fatalf("get-brand-asset: %q", d)
 	}
 }

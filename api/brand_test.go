@@ -156,6 +156,27 @@ func TestBrand_IfMatch_StaleIs412NothingChanged(t *testing.T) {
 	assertProblem(t, putBrand(e, tok, stale), 412, "precondition_failed")
 }
 
+// TestBrand_IfMatch_StrongComparison_OnlyTheExactTagMatches: If-Match
+// compares strongly, so a tag spelled otherwise than the ETag ("02", "+2",
+// an unbalanced quote) is another tag and the PUT is 412, not applied.
+func TestBrand_IfMatch_StrongComparison_OnlyTheExactTagMatches(t *testing.T) {
+	e, tok := brandEnv(t)
+	putBrand(e, tok, brandPut("#000001", nil, nil)) // version 2
+	for _, ifMatch := range []string{`"02"`, `"+2"`, `"2`, `2"`, `" 2"`, `"2.0"`} {
+		assertProblem(t, putBrand(e, tok, brandPut("#0000ff", nil, nil), "If-Match", ifMatch),
+			412, "precondition_failed")
+		if v := readBrand(t, e, tok)["version"]; v != 2.0 {
+			t.Fatalf("If-Match %s changed the brand to version %v", ifMatch, v)
+		}
+	}
+	for i, ifMatch := range []string{`"2"`, `3`} { // the exact tag, or the bare version
+		r := putBrand(e, tok, brandPut(fmt.Sprintf("#00000%d", i+2), nil, nil), "If-Match", ifMatch)
+		if r.Status != 200 {
+			t.Fatalf("If-Match %s: %d %s", ifMatch, r.Status, r.Body)
+		}
+	}
+}
+
 // TestBrand_ConcurrentPuts_StaleIfMatchRaceOneWinsNoUpdateLost: PUTs that all
 // read version v race; exactly one applies, the rest are 412. Unconditional
 // PUTs all apply, one after another: every one gets its own version.

@@ -99,7 +99,7 @@ func licenceView(l resources.Licence, fullSerial bool) Licence {
 		out.Remedy = &r
 	}
 	p := l.Payload
-	if p == nil {
+	if p == nil || l.State == resources.LicenceInvalid { // one starting in the future has a payload
 		return out
 	}
 	serial := p.Serial

@@ -217,6 +217,29 @@ func TestLicence_StoredBundleNoLongerVerifies_InvalidAndLocked(t *testing.T) {
 	}
 }
 
+// TestLicence_StartsInTheFuture_InvalidWithPayloadMembersNull: a stored
+// licence whose valid_from lies ahead of the clock (another replica's
+// clock, or a clock set back) reads invalid, and while invalid serial,
+// edition, features, limits and the dates are null (decisions, Licence).
+func TestLicence_StartsInTheFuture_InvalidWithPayloadMembersNull(t *testing.T) {
+	e, tok := licenceEnv(t)
+	p := licencetest.Payload(e.InstallationID(), e.Clock.Now().Add(48*time.Hour))
+	ctx := context.Background()
+	if _, err := e.Store.InstallLicence(ctx, resources.Actor{Label: "ops:test"}, licencetest.Bundle(p), p); err != nil {
+		t.Fatal(err)
+	}
+	l := e.Do("GET", "/api/v1/licence", tok, nil).JSON(t)
+	if l["state"] != "invalid" || l["installed_at"] == nil || l["remedy"] == nil {
+		t.Fatalf("a licence starting in the future: %v", l)
+	}
+	for _, m := range []string{"serial", "edition", "features", "limits", "valid_from", "valid_until", "grace_days"} {
+		if l[m] != nil {
+			t.Errorf("%s is %v while invalid, want null", m, l[m])
+		}
+	}
+	assertLicenceRefusal(t, e.Do("POST", "/api/v1/customers", tok, acme()), "licence_locked", "invalid")
+}
+
 // The licence is checked inside the idempotency keeping: a keyed request
 // always gets its first answer, a success replayed after the licence
 // expired and a refusal replayed after a licence was installed.

@@ -92,8 +92,8 @@ func (s *Server) registerUsers() {
 		Summary: "Invite a user", Permissions: usersWrite, Idempotent: true,
 		Errors: []int{http.StatusBadRequest, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); " +
-			"422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's " +
-			"effective scopes lack (required lists the missing keys).",
+			"422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling " +
+			"token's effective scopes lack (detail and remedy name the missing keys; every one is needed).",
 		Notes: "201; `Idempotency-Key`; no password member anywhere; 409 `email_taken`",
 	}, s.inviteUser)
 	Register(s.api, Op{ID: "get-user", Toolset: ToolsetTenancy, Method: http.MethodGet, Path: "/users/{user_id}", Tags: tags,
@@ -105,8 +105,8 @@ func (s *Server) registerUsers() {
 		Summary: "Change a user (JSON Merge Patch)", Permissions: usersWrite,
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity},
 		Description: "Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set " +
-			"(422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated " +
-			"user is 409 user_deactivated. A patch that changes nothing is not audited.",
+			"(422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). " +
+			"A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.",
 		Notes: "display name and roles",
 	}, s.patchUser)
 	Register(s.api, Op{ID: "deactivate-user", Toolset: ToolsetTenancy, Method: http.MethodDelete, Path: "/users/{user_id}", Tags: tags,

@@ -86,11 +86,23 @@ func ParseIfMatch(h string) IfMatch {
 			m.Any = true
 			continue
 		}
-		if n, err := strconv.Atoi(strings.Trim(tag, `"`)); err == nil && !strings.HasPrefix(tag, "W/") {
+		if n, ok := strongVersionTag(tag); ok {
 			m.Versions = append(m.Versions, n)
 		}
 	}
 	return m
+}
+
+// strongVersionTag reads a strong tag "N" (or a bare N) spelled exactly as
+// an ETag is: a version in canonical decimal, so "02", "+2" or an
+// unbalanced quote is another tag, never version 2 (strong comparison).
+func strongVersionTag(tag string) (int, bool) {
+	inner := tag
+	if len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
+		inner = tag[1 : len(tag)-1]
+	}
+	n, err := strconv.Atoi(inner)
+	return n, err == nil && n > 0 && strconv.Itoa(n) == inner
 }
 
 // Preconditions refuses a replace whose If-Match or sent version does not

@@ -3729,7 +3729,7 @@ type ClientInterface interface {
 
 	// GetBrandAsset Read a brand asset's metadata
 	//
-	// One uploaded logo's or favicon's kind, media type, size and dimensions.
+	// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -4203,7 +4203,7 @@ type ClientInterface interface {
 
 	// InviteUserWithBody Invite a user
 	//
-	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -4214,7 +4214,7 @@ type ClientInterface interface {
 
 	// InviteUser Invite a user
 	//
-	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -4243,7 +4243,7 @@ type ClientInterface interface {
 
 	// PatchUserWithBody Change a user (JSON Merge Patch)
 	//
-	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -4254,7 +4254,7 @@ type ClientInterface interface {
 
 	// PatchUser Change a user (JSON Merge Patch)
 	//
-	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -4265,7 +4265,7 @@ type ClientInterface interface {
 
 	// PatchUserWithApplicationMergePatchPlusJSONBody Change a user (JSON Merge Patch)
 	//
-	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -4842,7 +4842,7 @@ func (c *Client) UploadBrandAssetWithBody(ctx context.Context, params *UploadBra
 
 // GetBrandAsset Read a brand asset's metadata
 //
-// One uploaded logo's or favicon's kind, media type, size and dimensions.
+// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -5796,7 +5796,7 @@ func (c *Client) ListUsers(ctx context.Context, params *ListUsersParams, reqEdit
 
 // InviteUserWithBody Invite a user
 //
-// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -5817,7 +5817,7 @@ func (c *Client) InviteUserWithBody(ctx context.Context, params *InviteUserParam
 
 // InviteUser Invite a user
 //
-// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -5876,7 +5876,7 @@ func (c *Client) GetUser(ctx context.Context, userId string, reqEditors ...Reque
 
 // PatchUserWithBody Change a user (JSON Merge Patch)
 //
-// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -5897,7 +5897,7 @@ func (c *Client) PatchUserWithBody(ctx context.Context, userId string, contentTy
 
 // PatchUser Change a user (JSON Merge Patch)
 //
-// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -5918,7 +5918,7 @@ func (c *Client) PatchUser(ctx context.Context, userId string, body PatchUserJSO
 
 // PatchUserWithApplicationMergePatchPlusJSONBody Change a user (JSON Merge Patch)
 //
-// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -10295,7 +10295,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetBrandAssetWithResponse Read a brand asset's metadata
 	//
-	// One uploaded logo's or favicon's kind, media type, size and dimensions.
+	// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -10823,7 +10823,7 @@ type ClientWithResponsesInterface interface {
 
 	// InviteUserWithBodyWithResponse Invite a user
 	//
-	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -10834,7 +10834,7 @@ type ClientWithResponsesInterface interface {
 
 	// InviteUserWithResponse Invite a user
 	//
-	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+	// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -10867,7 +10867,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserWithBodyWithResponse Change a user (JSON Merge Patch)
 	//
-	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -10878,7 +10878,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserWithResponse Change a user (JSON Merge Patch)
 	//
-	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -10889,7 +10889,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchUserWithApplicationMergePatchPlusJSONBodyWithResponse Change a user (JSON Merge Patch)
 	//
-	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+	// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 	//
 	// Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 	//
@@ -23794,7 +23794,7 @@ func (c *ClientWithResponses) UploadBrandAssetWithBodyWithResponse(ctx context.C
 
 // GetBrandAssetWithResponse Read a brand asset's metadata
 //
-// One uploaded logo's or favicon's kind, media type, size and dimensions.
+// One uploaded logo's or favicon's kind, media type, size, SHA-256 and upload time.
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -24610,7 +24610,7 @@ func (c *ClientWithResponses) ListUsersWithResponse(ctx context.Context, params 
 
 // InviteUserWithBodyWithResponse Invite a user
 //
-// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -24627,7 +24627,7 @@ func (c *ClientWithResponses) InviteUserWithBodyWithResponse(ctx context.Context
 
 // InviteUserWithResponse Invite a user
 //
-// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 forbidden when a role carries a permission key the calling token's effective scopes lack (required lists the missing keys).
+// Creates an active person with roles; no password is set or returned. 409 email_taken (case-insensitive); 422 role_not_found (field roles); 403 role_not_grantable when a role carries a permission key the calling token's effective scopes lack (detail and remedy name the missing keys; every one is needed).
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -24678,7 +24678,7 @@ func (c *ClientWithResponses) GetUserWithResponse(ctx context.Context, userId st
 
 // PatchUserWithBodyWithResponse Change a user (JSON Merge Patch)
 //
-// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -24695,7 +24695,7 @@ func (c *ClientWithResponses) PatchUserWithBodyWithResponse(ctx context.Context,
 
 // PatchUserWithResponse Change a user (JSON Merge Patch)
 //
-// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
@@ -24712,7 +24712,7 @@ func (c *ClientWithResponses) PatchUserWithResponse(ctx context.Context, userId 
 
 // PatchUserWithApplicationMergePatchPlusJSONBodyWithResponse Change a user (JSON Merge Patch)
 //
-// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 forbidden when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
+// Only the members sent change; neither is nullable and email cannot be changed. roles replaces the set (422 role_not_found; 403 role_not_grantable when a newly given role carries a key the caller lacks). A deactivated user is 409 user_deactivated. A patch that changes nothing is not audited.
 //
 // Permission: any one of `users-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`).
 //
