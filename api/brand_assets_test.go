@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -197,15 +196,7 @@ func TestBrand_FaviconMustBeAFaviconNullClears(t *testing.T) {
 // (it promised dimensions, which no asset record carries).
 func TestBrandAssets_OpenAPI_MetadataDescriptionPromisesOnlyItsMembers(t *testing.T) {
 	e, _ := brandEnv(t)
-	var doc struct {
-		Paths map[string]map[string]struct {
-			Description string `json:"description"`
-		} `json:"paths"`
-	}
-	if err := json.Unmarshal(e.Do("GET", "/api/v1/openapi.json", "", nil).Body, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if d := doc.Paths["/brand/assets/{asset_id}"]["get"].Description; strings.Contains(d, "dimension") {
+	if d := servedDescription(t, e, "get", "/brand/assets/{asset_id}"); strings.Contains(d, "dimension") {
 		t.Fatalf("get-brand-asset: %q", d)
 	}
 }

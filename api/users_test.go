@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -410,16 +409,8 @@ func anyStrings(v any) []string {
 // the caller cannot give (role_not_grantable), not forbidden with required.
 func TestUsers_OpenAPI_RoleBeyondCallerNamesRoleNotGrantable(t *testing.T) {
 	e, _ := userEnv(t)
-	var doc struct {
-		Paths map[string]map[string]struct {
-			Description string `json:"description"`
-		} `json:"paths"`
-	}
-	if err := json.Unmarshal(e.Do("GET", "/api/v1/openapi.json", "", nil).Body, &doc); err != nil {
-		t.Fatal(err)
-	}
 	for path, method := range map[string]string{"/users": "post", "/users/{user_id}": "patch"} {
-		d := doc.Paths[path][method].Description
+		d := servedDescription(t, e, method, path)
 		if !strings.Contains(d, "role_not_grantable") || strings.Contains(d, "403 forbidden") {
 			t.Errorf("%s %s: %q", method, path, d)
 		}
