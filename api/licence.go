@@ -13,7 +13,7 @@ import (
 
 // Licence is the installation's licence as GET /licence shows it.
 type Licence struct {
-	State          string         `json:"state" enum:"valid,grace,expired,missing,invalid" doc:"valid; grace (past valid_until by at most grace_days: writes still work); expired, invalid (bundle does not verify), missing: writes refused. Other values may appear"`
+	State          string         `json:"state" enum:"valid,grace,expired,missing,invalid" doc:"valid; grace (past valid_until by at most grace_days: writes still work); expired, invalid (the bundle does not verify or is not valid yet), missing: writes refused. Other values may appear"`
 	InstallationID string         `json:"installation_id" doc:"This installation's id, generated once; a bundle is issued for it"`
 	Serial         *string        `json:"serial" nullable:"true" example:"****-****-****-MNOP" doc:"Masked to its last group unless the caller holds licence-admin-global"`
 	Edition        *string        `json:"edition" nullable:"true"`

@@ -232,6 +232,10 @@ func TestLicence_StartsInTheFuture_InvalidWithPayloadMembersNull(t *testing.T) {
 	if l["state"] != "invalid" || l["installed_at"] == nil || l["remedy"] == nil {
 		t.Fatalf("a licence starting in the future: %v", l)
 	}
+	// It verifies; it is not usable yet: the remedy says why, not "does not verify".
+	if r := l["remedy"].(string); !strings.Contains(r, "valid_from") || strings.Contains(r, "does not verify") {
+		t.Errorf("remedy %q", r)
+	}
 	for _, m := range []string{"serial", "edition", "features", "limits", "valid_from", "valid_until", "grace_days"} {
 		if l[m] != nil {
 			t.Errorf("%s is %v while invalid, want null", m, l[m])

@@ -16,7 +16,8 @@ func (l Licence) Remedy() string {
 	case LicenceMissing:
 		return fmt.Sprintf("No licence is installed: "+installHint+".", l.InstallationID)
 	case LicenceInvalid:
-		return fmt.Sprintf("The installed bundle does not verify (%s): "+installHint+".", l.Problem, l.InstallationID)
+		return fmt.Sprintf("The installed bundle cannot be used (%s): "+installHint+".", l.Problem,
+			l.InstallationID) // a bad signature, another installation, or not valid yet
 	case LicenceGrace:
 		return fmt.Sprintf("The licence expired at %s; writes stop at %s: "+installHint+".",
 			day(l.Payload.ValidUntil), day(l.Payload.GraceEnds()), l.InstallationID)

@@ -1876,13 +1876,13 @@ type Licence struct {
 	// Example: ****-****-****-MNOP
 	Serial nullable.Nullable[string] `json:"serial"`
 
-	// State valid; grace (past valid_until by at most grace_days: writes still work); expired, invalid (bundle does not verify), missing: writes refused. Other values may appear
+	// State valid; grace (past valid_until by at most grace_days: writes still work); expired, invalid (the bundle does not verify or is not valid yet), missing: writes refused. Other values may appear
 	State      LicenceState                 `json:"state"`
 	ValidFrom  nullable.Nullable[time.Time] `json:"valid_from"`
 	ValidUntil nullable.Nullable[time.Time] `json:"valid_until"`
 }
 
-// LicenceState valid; grace (past valid_until by at most grace_days: writes still work); expired, invalid (bundle does not verify), missing: writes refused. Other values may appear
+// LicenceState valid; grace (past valid_until by at most grace_days: writes still work); expired, invalid (the bundle does not verify or is not valid yet), missing: writes refused. Other values may appear
 type LicenceState string
 
 // LicenceInstall defines model for LicenceInstall.
