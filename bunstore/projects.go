@@ -117,8 +117,8 @@ func insertProject(ctx context.Context, tx bun.Tx, p resources.Project) (*projec
 	if err != nil {
 		return nil, err
 	}
-	if c.Status == resources.CustomerArchived {
-		return nil, resources.Errorf(resources.KindConflict, resources.CodeCustomerArchived, "customer %d is archived and takes no new project", c.ID)
+	if err := resources.CheckCustomerLive(c.ID, c.Status, "it takes no new project"); err != nil {
+		return nil, err
 	}
 	t := &tenantRow{}
 	sel := tx.NewSelect().Model(t).Where("customer_id = ?", c.ID).For("SHARE")

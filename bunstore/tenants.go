@@ -87,8 +87,8 @@ func insertTenant(ctx context.Context, tx bun.Tx, t resources.Tenant) (*tenantRo
 	if err != nil {
 		return nil, err
 	}
-	if c.Status == resources.CustomerArchived {
-		return nil, resources.Errorf(resources.KindConflict, resources.CodeCustomerArchived, "customer %d is archived", c.ID)
+	if err := resources.CheckCustomerLive(c.ID, c.Status, "it takes no new tenant"); err != nil {
+		return nil, err
 	}
 	var groups int
 	if err := tx.NewRaw("SELECT count(*) FROM customers WHERE vcs_group = ?", t.Slug).Scan(ctx, &groups); err != nil {

@@ -84,11 +84,21 @@ func NewCustomer(c Customer, indexGiven bool) (CustomerCreate, error) {
 	return CustomerCreate{Customer: c, IndexGiven: indexGiven}, nil
 }
 
+// CheckCustomerLive refuses, 409 customer_archived, a write that would
+// change an archived customer or what belongs to it (a patch, a tenant, a
+// project); refused says what, after "customer N is archived: ".
+func CheckCustomerLive(id int64, status, refused string) error {
+	if status == CustomerArchived {
+		return Errorf(KindConflict, CodeCustomerArchived, "customer %d is archived: %s", id, refused)
+	}
+	return nil
+}
+
 // Apply returns the customer after the patch: an archived customer refuses
 // any change; frozen members accept only their current value.
 func (c Customer) Apply(p CustomerPatch) (Customer, error) {
-	if c.Status == CustomerArchived {
-		return c, Errorf(KindConflict, CodeCustomerArchived, "customer %d is archived and cannot be changed", c.ID)
+	if err := CheckCustomerLive(c.ID, c.Status, "it cannot be changed"); err != nil {
+		return c, err
 	}
 	for _, err := range []error{
 		Frozen("customer_index", p.CustomerIndex, c.CustomerIndex), Frozen("edition", p.Edition, c.Edition),

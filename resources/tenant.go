@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -58,11 +59,8 @@ func (t Tenant) Apply(p TenantPatch) (Tenant, error) {
 // an archived customer cannot be changed, its tenants included (deleting an
 // empty one stays allowed, see CheckTenantDelete).
 func CheckTenantChange(t Tenant, customerStatus string) error {
-	if customerStatus == CustomerArchived {
-		return Errorf(KindConflict, CodeCustomerArchived, "tenant %d belongs to customer %d, "+
-			"which is archived and cannot be changed", t.ID, t.CustomerID)
-	}
-	return nil
+	return CheckCustomerLive(t.CustomerID, customerStatus,
+		fmt.Sprintf("its tenant %d cannot be changed", t.ID))
 }
 
 // CheckTenantDelete allows deleting only an empty tenant that is not the
