@@ -11,6 +11,7 @@ import (
 type ProblemCodeItem struct {
 	Code    string  `json:"code" example:"rate_limited" doc:"Stable machine code"`
 	Kind    string  `json:"kind" enum:"problem,warning,operation_error" doc:"problem: an error answer; warning: on a successful answer; operation_error: a failed operation's error"`
+	Title   string  `json:"title" example:"Too Many Requests" doc:"The title a problem document or a failed operation's error with this code carries: the status's reason phrase, else the code in words"`
 	Status  *int    `json:"status" nullable:"true" doc:"HTTP status of a problem; null for warnings and operation errors"`
 	Meaning string  `json:"meaning" doc:"What it means and what to do"`
 	Retry   bool    `json:"retry" doc:"Whether the same request can succeed later (after Retry-After when sent)"`
@@ -46,7 +47,8 @@ func ProblemCatalogue() []ProblemCodeItem {
 }
 
 func problemCodeItem(c resources.ProblemCode) ProblemCodeItem {
-	it := ProblemCodeItem{Code: c.Code, Kind: c.Kind, Meaning: c.Meaning, Retry: c.Retry}
+	it := ProblemCodeItem{Code: c.Code, Kind: c.Kind, Title: resources.ProblemTitle(c.Code),
+		Meaning: c.Meaning, Retry: c.Retry}
 	if c.Status != 0 {
 		it.Status = &c.Status
 	}

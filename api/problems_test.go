@@ -41,16 +41,51 @@ func TestProblems_PublicCatalogueOfEveryCode(t *testing.T) {
 	status := func(n int) *int { return &n }
 	next := func(s string) *string { return &s }
 	want := map[string]api.ProblemCodeItem{
-		resources.CodeRateLimited: {Code: resources.CodeRateLimited, Kind: "problem", Status: status(429),
+		resources.CodeRateLimited: {Code: resources.CodeRateLimited, Kind: "problem",
+			Title: "Too Many Requests", Status: status(429),
 			Meaning: byCode[resources.CodeRateLimited].Meaning, Retry: true},
-		resources.CodeLicenceRequired: {Code: resources.CodeLicenceRequired, Kind: "problem", Status: status(403),
+		resources.CodeLicenceRequired: {Code: resources.CodeLicenceRequired, Kind: "problem",
+			Title: "Forbidden", Status: status(403),
 			Meaning: byCode[resources.CodeLicenceRequired].Meaning, Next: next("get-licence")},
 		resources.CodeVCSGroupFailed: {Code: resources.CodeVCSGroupFailed, Kind: "warning",
-			Meaning: byCode[resources.CodeVCSGroupFailed].Meaning},
+			Title: "Vcs group failed", Meaning: byCode[resources.CodeVCSGroupFailed].Meaning},
+		resources.CodePipelineFailed: {Code: resources.CodePipelineFailed, Kind: "operation_error",
+			Title: "Pipeline failed", Meaning: byCode[resources.CodePipelineFailed].Meaning},
 	}
 	for code, w := range want {
 		if diff := cmp.Diff(w, byCode[code]); diff != "" || w.Meaning == "" {
 			t.Errorf("%s (-want +got)\n%s", code, diff)
+		}
+	}
+}
+
+// TestProblems_Catalogue_TitleIsTheOneProblemDocumentsCarry: the
+// catalogue lists each code's title, the same a problem document with that
+// code carries (RFC 9457: the title is fixed for the problem type).
+func TestProblems_Catalogue_TitleIsTheOneProblemDocumentsCarry(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	var page struct {
+		Items []api.ProblemCodeItem `json:"items"`
+	}
+	if err := json.Unmarshal(e.Do(http.MethodGet, "/api/v1/problems", "", nil).Body, &page); err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]string{}
+	for _, it := range page.Items {
+		titles[it.Code] = it.Title
+	}
+	token := e.Token(resources.PermTenancyRead)
+	for path, code := range map[string]string{
+		"/api/v1/customers/999999":   "customer_not_found",
+		"/api/v1/customers?limit=0":  "invalid_parameter",
+		"/api/v1/customers?cursor=x": resources.CodeInvalidCursor,
+	} {
+		var doc struct{ Code, Title string }
+		if err := json.Unmarshal(e.Do(http.MethodGet, path, token, nil).Body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Code != code || doc.Title == "" || titles[code] != doc.Title {
+			t.Errorf("%s: %s document titled %q, catalogue %q", path, doc.Code, doc.Title, titles[code])
 		}
 	}
 }

@@ -2217,6 +2217,11 @@ type ProblemCodeItem struct {
 
 	// Status HTTP status of a problem; null for warnings and operation errors
 	Status nullable.Nullable[int64] `json:"status"`
+
+	// Title The title a problem document or a failed operation's error with this code carries: the status's reason phrase, else the code in words
+	//
+	// Example: Too Many Requests
+	Title string `json:"title"`
 }
 
 // ProblemCodeItemKind problem: an error answer; warning: on a successful answer; operation_error: a failed operation's error
