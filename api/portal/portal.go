@@ -125,7 +125,7 @@ func New(cfg Config) *Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
-	h.mux = cop.Handler(mux)
+	h.mux = cop.Handler(h.routed(mux))
 	return h
 }
 
