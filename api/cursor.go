@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"reflect"
+	"slices"
 
 	"platformapi/resources"
 )
@@ -64,10 +66,34 @@ func (c Cursors) mac(raw []byte) []byte {
 	return m.Sum(nil)[:cursorMACLen]
 }
 
+// filterDigest digests the filters a cursor is bound to. A multi-value
+// filter is a set: its values count sorted, so the same filters asked in
+// another order continue the list.
 func filterDigest(filters any) string {
+	if v := reflect.ValueOf(filters); v.Kind() == reflect.Struct {
+		filters = sortedSets(v).Interface()
+	}
 	raw, _ := json.Marshal(filters)
 	sum := sha256.Sum256(raw)
 	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+// sortedSets returns a copy of the struct v with the values of every
+// exported []string member, in v and in the structs it holds, sorted.
+func sortedSets(v reflect.Value) reflect.Value {
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	for i := range c.NumField() {
+		f := c.Field(i)
+		switch {
+		case !f.CanSet():
+		case f.Kind() == reflect.Struct:
+			f.Set(sortedSets(f))
+		case f.Type() == reflect.TypeFor[[]string]() && f.Len() > 1:
+			f.Set(reflect.ValueOf(slices.Sorted(slices.Values(f.Interface().([]string)))))
+		}
+	}
+	return c
 }
 
 func invalidCursor() error {

@@ -297,3 +297,27 @@ func TestOperations_List_KindFilterEnumeratesEveryKind(t *testing.T) {
 		t.Fatalf("kind enum (-catalogue +declared):\n%s", diff)
 	}
 }
+
+// TestOperations_List_CursorBoundToTheFilterSetNotItsOrder: a cursor is
+// bound to the filters asked for as a set, so the next page asked with the
+// same values in another order (a client that rebuilds its query, an agent
+// that lists them anew) continues the list instead of 400 invalid_cursor.
+func TestOperations_List_CursorBoundToTheFilterSetNotItsOrder(t *testing.T) {
+	t.Parallel()
+	e, tok := opsWorld(t)
+	first := e.Do("GET", "/api/v1/operations?status=succeeded,failed"+
+		"&kind=release_promotion,project_provision&limit=1", tok, nil).JSON(t)
+	next, _ := first["next_cursor"].(string)
+	if next == "" {
+		t.Fatalf("no second page: %v", first)
+	}
+	page := func(q string) *apitest.Response {
+		return e.Do("GET", "/api/v1/operations?"+q+"&limit=1&cursor="+url.QueryEscape(next), tok, nil)
+	}
+	want := page("status=succeeded,failed&kind=release_promotion,project_provision")
+	got := page("kind=project_provision,release_promotion&status=failed,succeeded")
+	if want.Status != 200 || got.Status != 200 || string(got.Body) != string(want.Body) {
+		t.Fatalf("same filters, order kept: %d %s\nother order: %d %s", want.Status, want.Body,
+			got.Status, got.Body)
+	}
+}
