@@ -59,3 +59,22 @@ func assertFinishedAtUpdate(t *testing.T, op map[string]any) {
 			created, updated, err1, err2)
 	}
 }
+
+// TestReleases_Approved_DecisionAtIsTheApprovalsUpdatedAt: an approval's
+// decision.at is the instant its write stamped updated_at (the store's
+// clock, never before the row's last change), not a second reading of
+// another clock microseconds apart.
+func TestReleases_Approved_DecisionAtIsTheApprovalsUpdatedAt(t *testing.T) {
+	e, tok := projectEnv(t)
+	_, prod := prodAwaitingApproval(t, e, tok)
+	before := releaseOp(t, e, tok, prod)
+	op, err := e.Store.ApproveRelease(t.Context(), resources.Actor{Label: otherAdmin}, prod, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := time.Parse(time.RFC3339Nano, before["updated_at"].(string))
+	if op.Decision == nil || !op.Decision.At.Equal(op.UpdatedAt) || op.UpdatedAt.Before(created) {
+		t.Fatalf("decision %+v, updated_at %v (before the approval %v)", op.Decision, op.UpdatedAt,
+			created)
+	}
+}

@@ -147,7 +147,7 @@ func (s *Store) endPromotion(ctx context.Context, tx bun.Tx, id int64, e promoti
 		return err
 	}
 	after := *before
-	at := s.finishAt(before)
+	at := s.changeAt(before)
 	after.Status, after.Error, after.FinishedAt = resources.OpSucceeded, e.err, &at
 	if e.err != nil {
 		after.Status = resources.OpFailed

@@ -45,11 +45,12 @@ func (r releaseRow) release() resources.ReleaseOperation {
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 }
 
-// finishAt is the instant a release operation r ends: the store's clock
-// (frozen with --frozen-clock, moved by tests), at the database's precision,
-// but never before r's last change, which the database's clock stamped; so
-// created_at <= updated_at = finished_at however the two clocks stand.
-func (s *Store) finishAt(r *releaseRow) time.Time {
+// changeAt is the instant a release operation r is decided or ends: the
+// store's clock (frozen with --frozen-clock, moved by tests), at the
+// database's precision, but never before r's last change, which the
+// database's clock stamped; so created_at <= updated_at = decision.at or
+// finished_at however the two clocks stand.
+func (s *Store) changeAt(r *releaseRow) time.Time {
 	at := s.now().UTC().Truncate(time.Microsecond)
 	if at.Before(r.UpdatedAt) {
 		return r.UpdatedAt.UTC()
@@ -64,7 +65,13 @@ func saveRelease(ctx context.Context, tx bun.IDB, r *releaseRow) error {
 	if r.FinishedAt == nil {
 		return updateRow(ctx, tx, r)
 	}
-	_, err := tx.NewUpdate().Model(r).Value("updated_at", "?", *r.FinishedAt).WherePK().
+	return stampRelease(ctx, tx, r, *r.FinishedAt)
+}
+
+// stampRelease writes every column of a release operation with updated_at
+// at exactly (the instant changeAt gave the change).
+func stampRelease(ctx context.Context, tx bun.IDB, r *releaseRow, at time.Time) error {
+	_, err := tx.NewUpdate().Model(r).Value("updated_at", "?", at).WherePK().
 		Returning("updated_at, finished_at").Exec(ctx)
 	return err
 }

@@ -27,7 +27,8 @@ func (s *Store) ApproveRelease(ctx context.Context, by resources.Actor, id int64
 			return err
 		}
 		r.Status = resources.OpPending
-		r.Decision = &resources.Decision{Outcome: "approved", By: actor.Label, At: s.now().UTC(), Note: nonEmpty(note)}
+		r.Decision = &resources.Decision{Outcome: "approved", By: actor.Label, At: s.changeAt(r),
+			Note: nonEmpty(note)}
 		return nil
 	}
 	return s.decide(ctx, by, id, "release.approve", approve)
@@ -43,7 +44,7 @@ func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64,
 		if r.Status != resources.OpAwaitingApproval {
 			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval, "release operation %d is %s", r.ID, r.Status)
 		}
-		at := s.finishAt(r)
+		at := s.changeAt(r)
 		r.Status, r.FinishedAt = resources.OpFailed, &at
 		r.Decision = &resources.Decision{Outcome: "rejected", By: actor.Label, At: at, Reason: &reason}
 		r.Error = &resources.OperationError{Code: resources.CodeReleaseRejected, Detail: reason}
@@ -53,7 +54,8 @@ func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64,
 }
 
 // decide locks a release operation, applies a person's decision, queues an
-// approved promotion and records the event, in one transaction.
+// approved promotion and records the event, in one transaction; the row's
+// updated_at is the decision's at.
 func (s *Store) decide(ctx context.Context, by resources.Actor, id int64, action string,
 	apply func(bun.Tx, resources.Actor, *releaseRow) error) (resources.ReleaseOperation, error) {
 	var out resources.ReleaseOperation
@@ -70,7 +72,7 @@ func (s *Store) decide(ctx context.Context, by resources.Actor, id int64, action
 		if err := apply(tx, actor, &after); err != nil {
 			return err
 		}
-		if err := saveRelease(ctx, tx, &after); err != nil {
+		if err := stampRelease(ctx, tx, &after, after.Decision.At); err != nil {
 			return fmt.Errorf("%s of release operation %d: %w", action, id, err)
 		}
 		if after.Status == resources.OpPending {
