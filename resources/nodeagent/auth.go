@@ -103,8 +103,11 @@ func (k *keyring) current() string {
 }
 
 // accepts reports whether the request carries the current key (compared
-// in constant time).
+// in constant time) in its one Authorization header.
 func (k *keyring) accepts(r *http.Request) bool {
+	if len(r.Header.Values("Authorization")) != 1 {
+		return false
+	}
 	given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	want := k.current()
 	given = strings.TrimSpace(given)

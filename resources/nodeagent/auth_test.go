@@ -1,12 +1,15 @@
 package nodeagent
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
-	"platformapi/resources/testkit"
 	"strings"
 	"testing"
 	"time"
+
+	"platformapi/resources/testkit"
 )
 
 func TestAuth_MissingWrongOrRotatedAwayKey_401(t *testing.T) {
@@ -96,6 +99,27 @@ func TestValidKey_OnlyNodeKeys(t *testing.T) {
 		"xnk_" + key[4:]: false, key[:10] + "+" + key[11:]: false, "": false} {
 		if got := validKey(s); got != want {
 			t.Errorf("validKey(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// README walk: the agent took the first of two Authorization headers, so a
+// request carrying the key and another credential was served; the server's
+// API refuses two (token_invalid). The agent now refuses them too.
+func TestAuth_TwoAuthorizationHeaders_401(t *testing.T) {
+	ta := startAgent(t, newConfig(t))
+	for _, second := range []string{"Bearer pnk_other", "Bearer " + ta.ep.Key} {
+		req, _ := http.NewRequest("GET", ta.srv.URL+PathStatus, nil)
+		req.Header.Add("Authorization", "Bearer "+ta.ep.Key)
+		req.Header.Add("Authorization", second)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if p := problem(t, b); res.StatusCode != 401 || p.Code != CodeNodeKeyInvalid {
+			t.Fatalf("the key and %q: %d %s", second, res.StatusCode, b)
 		}
 	}
 }

@@ -161,10 +161,11 @@ func openEmbedded(ctx context.Context, opts Options) (*bunstore.Embedded, string
 // loadPepper reads the token pepper: env PLATFORMAPI_TOKEN_PEPPER, else the
 // --token-pepper-file, else (embedded mode only) a pepper generated once
 // into the data dir. An external database without one leaves tokens
-// unconfigured (503 api_tokens_unconfigured).
+// unconfigured (503 api_tokens_unconfigured); one given but too short is
+// refused.
 func loadPepper(opts Options, embedded bool) (resources.Pepper, error) {
 	if v := os.Getenv("PLATFORMAPI_TOKEN_PEPPER"); v != "" {
-		return resources.Pepper(v), nil
+		return checkPepper(resources.Pepper(v), "PLATFORMAPI_TOKEN_PEPPER")
 	}
 	path := opts.TokenPepperFile
 	if path == "" && embedded {
@@ -180,7 +181,18 @@ func loadPepper(opts Options, embedded bool) (resources.Pepper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read token pepper: %w", err)
 	}
-	return resources.Pepper(strings.TrimSpace(string(b))), nil
+	return checkPepper(resources.Pepper(strings.TrimSpace(string(b))), "--token-pepper-file "+path)
+}
+
+// checkPepper refuses a pepper that was given but is too short to be one:
+// taken for none, it left every authenticated request 503 while the log
+// said no pepper was configured.
+func checkPepper(p resources.Pepper, from string) (resources.Pepper, error) {
+	if !p.Configured() {
+		return nil, fmt.Errorf("%s: the token pepper must be at least 16 characters "+
+			"(e.g. from `openssl rand -base64 32`)", from)
+	}
+	return p, nil
 }
 
 func ensurePepperFile(path string) error {

@@ -14,8 +14,9 @@ type flagDoc struct {
 var flagDocs = map[string]flagDoc{
 	"--data-dir": {Note: "ignored with `--database-url`"},
 	"--token-pepper-file": {Default: "embedded: generated once into the data dir",
-		Env:  "`PLATFORMAPI_TOKEN_PEPPER` (the value; wins)",
-		Note: "without one every authenticated request is 503 `api_tokens_unconfigured`"},
+		Env: "`PLATFORMAPI_TOKEN_PEPPER` (the value; wins)",
+		Note: "without one every authenticated request is 503 `api_tokens_unconfigured`; one shorter " +
+			"than 16 characters is refused at start"},
 	"--redis-url": {Note: "the change feed drops cached credentials at once on every replica (see " +
 		"[Many replicas](#many-replicas)); portal commands publish their changes to it too"},
 	"--licence-public-key": {Note: "`serve --demo` also trusts the built-in demo key"},

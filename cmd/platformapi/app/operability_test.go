@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -123,5 +125,36 @@ func TestBuildInfoMetric_OneSeriesLabelledWithTheBuild(t *testing.T) {
 	if diff := cmp.Diff(want, labels); diff != "" || families[0].GetName() != "platformapi_build_info" ||
 		m.GetGauge().GetValue() != 1 {
 		t.Fatalf("%s = %v (-want +got labels):\n%s", families[0].GetName(), m.GetGauge().GetValue(), diff)
+	}
+}
+
+// README walk: a pepper given but shorter than 16 characters (the variable,
+// or a file) was taken for none: serve started, logged "no token pepper
+// configured" and answered every authenticated request 503. It is now
+// refused at start, naming where it came from.
+func TestServe_PepperShorterThan16_RefusedAtStartNamingIt(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	t.Chdir(t.TempDir())
+	file := filepath.Join(t.TempDir(), "pepper")
+	if err := os.WriteFile(file, []byte("too-short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env, want string
+		args      []string
+	}{
+		{env: "too-short", want: "PLATFORMAPI_TOKEN_PEPPER"},
+		{want: file, args: []string{"--token-pepper-file", file}},
+	} {
+		t.Setenv("PLATFORMAPI_TOKEN_PEPPER", c.env)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		root := NewRootCommand(io.Discard, io.Discard)
+		args := append([]string{"--database-url", dsn, "--log-level", "error"}, c.args...)
+		root.SetArgs(append(args, "serve", "--addr", "127.0.0.1:0"))
+		err := root.ExecuteContext(ctx)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "16") {
+			t.Errorf("pepper from %s: serve answered %v, want a refusal naming it", c.want, err)
+		}
 	}
 }
