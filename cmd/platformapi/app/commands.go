@@ -119,11 +119,11 @@ func (in serveInput) parse(so *ServeOptions) error {
 	if err := requireAddr(so.Addr, "127.0.0.1:8080", "PLATFORMAPI_ADDR"); err != nil {
 		return err
 	}
-	if so.Networks, err = parsePrefixes(in.networks); err != nil {
-		return fmt.Errorf("--allowed-networks: %w", err)
+	if so.Networks, err = parsePrefixes(in.networks, "--allowed-networks"); err != nil {
+		return err
 	}
-	if so.TrustedProxies, err = parsePrefixes(in.proxies); err != nil {
-		return fmt.Errorf("--trusted-proxies: %w", err)
+	if so.TrustedProxies, err = parsePrefixes(in.proxies, "--trusted-proxies"); err != nil {
+		return err
 	}
 	so.GitLabToken = os.Getenv("PLATFORMAPI_GITLAB_TOKEN")
 	so.WebhookSecret = os.Getenv("PLATFORMAPI_PIPELINE_WEBHOOK_SECRET")
@@ -300,12 +300,15 @@ func splitList(s string) []string {
 	return out
 }
 
-func parsePrefixes(s string) ([]netip.Prefix, error) {
+// parsePrefixes reads flag's comma-separated list of networks; an entry
+// that is not one is refused naming the flag, its variable and the entry.
+func parsePrefixes(s, flag string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, p := range splitList(s) {
 		pfx, err := netip.ParsePrefix(p)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s (%s): %q is not a network in CIDR form, e.g. "+
+				"10.0.0.0/8 or fd00::/8 (one address: 10.1.2.3/32)", flag, envPrefix+snakeName(flag), p)
 		}
 		out = append(out, pfx.Masked())
 	}

@@ -29,7 +29,7 @@ var envAliases = map[string][]string{
 // flags and serve's read PLATFORMAPI_<FLAG> (and envAliases); other
 // commands' own flags read none.
 func envNames(cmd *cobra.Command, f *pflag.Flag) []string {
-	snake := strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	snake := snakeName(f.Name)
 	global := cmd.Root().PersistentFlags().Lookup(f.Name) == f
 	switch {
 	case f.Name == "help" || f.Name == "version":
@@ -45,6 +45,12 @@ func envNames(cmd *cobra.Command, f *pflag.Flag) []string {
 		return append([]string{envPrefix + snake}, envAliases[f.Name]...)
 	}
 	return nil
+}
+
+// snakeName is a flag's name (without its dashes) as its variables spell
+// it: ALLOWED_NETWORKS for allowed-networks.
+func snakeName(flag string) string {
+	return strings.ToUpper(strings.ReplaceAll(strings.TrimPrefix(flag, "--"), "-", "_"))
 }
 
 // applyEnv sets every flag of cmd not given on the command line from the

@@ -190,3 +190,21 @@ func TestServe_EmptyAddr_RefusedByName(t *testing.T) {
 		}
 	}
 }
+
+// TestServe_BadNetwork_RefusedInWordsNamingFlagAndVariable: a network list
+// that does not parse is refused naming the flag, its variable and the
+// entry, with what a network looks like, not Go's netip.ParsePrefix(…).
+func TestServe_BadNetwork_RefusedInWordsNamingFlagAndVariable(t *testing.T) {
+	for flag, env := range map[string]string{"--allowed-networks": "PLATFORMAPI_ALLOWED_NETWORKS",
+		"--trusted-proxies": "PLATFORMAPI_TRUSTED_PROXIES"} {
+		root := NewRootCommand(io.Discard, io.Discard)
+		root.SetArgs([]string{"--database-url", "postgres://nobody@127.0.0.1:1/none?connect_timeout=1",
+			"serve", flag + "=10.0.0.0/8, 10.1.2.3"})
+		err := root.Execute()
+		for _, want := range []string{flag, env, `"10.1.2.3"`, "10.0.0.0/8"} {
+			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "netip") {
+				t.Errorf("%s: %v, want a refusal in words naming %s", flag, err, want)
+			}
+		}
+	}
+}
