@@ -63,8 +63,10 @@ func (m TokenMinter) tokenOwner(ctx context.Context, tx bun.Tx, minter personRow
 		return nil, resources.Principal{}, err
 	}
 	if sa.Status != "active" {
-		return nil, resources.Principal{}, resources.Errorf(resources.KindConflict, resources.CodePrincipalDisabled,
+		e := resources.Errorf(resources.KindConflict, resources.CodePrincipalDisabled,
 			"service account %q is disabled", account)
+		e.Field = "service_account"
+		return nil, resources.Principal{}, e
 	}
 	return &tokenRow{Kind: resources.TokenKindServiceAccount, ServiceAccountID: &sa.ID}, sa.principal(), nil
 }

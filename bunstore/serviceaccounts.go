@@ -36,7 +36,9 @@ func serviceAccountByName(ctx context.Context, db bun.IDB, name string) (service
 	var a serviceAccountRow
 	err := db.NewSelect().Model(&a).Where("name = ?", name).Scan(ctx)
 	if noRows(err) {
-		return a, resources.NotFound(resources.CodeServiceAccountNotFound, "no service account %q", name)
+		e := resources.NotFound(resources.CodeServiceAccountNotFound, "no service account %q", name)
+		e.Field = "service_account"
+		return a, e
 	}
 	return a, err
 }

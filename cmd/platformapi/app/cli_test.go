@@ -192,6 +192,23 @@ func TestPortalServiceAccount_KeyNoTokenCanCarry_RefusedNamingIt(t *testing.T) {
 	}
 }
 
+// TestPortalTokenCreate_UnknownServiceAccount_RefusalNamesTheField: minting
+// for a service account that does not exist is refused naming the field
+// (service_account, as the portal's form calls it), and nothing is minted.
+func TestPortalTokenCreate_UnknownServiceAccount_RefusalNamesTheField(t *testing.T) {
+	c := newCLI(t)
+	e := c.refused("service_account_not_found", "portal", "token", "create", "--as", "root@example.test",
+		"--name", "ci", "--scopes", "ai-read-global", "--service-account", "nope")
+	if e.Field != "service_account" || !strings.Contains(e.Detail, `"nope"`) {
+		t.Fatalf("refusal: %+v", e)
+	}
+	var n int
+	c.query("SELECT count(*) FROM api_tokens", &n)
+	if n != 0 {
+		t.Fatalf("%d tokens after the refusal", n)
+	}
+}
+
 func TestPortalTokenExtend_NewExpiryAndRevokedRefused(t *testing.T) {
 	c := newCLI(t)
 	first := c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "x", "--scopes", "ai-read-global", "--days", "1")
