@@ -2719,7 +2719,7 @@ type ListAiNodesParams struct {
 	// Status Live statuses, comma-separated (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
 	Status *[]string `form:"status,omitempty" json:"status,omitempty"`
 
-	// Model Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)
+	// Model Only nodes serving this model live or holding a node cache of it: a catalogue id, a repo (org/name) or a served name (models[].model)
 	Model *string `form:"model,omitempty" json:"model,omitempty"`
 
 	// Health Only nodes of this health. Comma-separated, any of: ok, degraded, offline, unreachable, stale.
@@ -3624,7 +3624,7 @@ type ClientInterface interface {
 
 	// ListAiNodes List AI nodes
 	//
-	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -4627,7 +4627,7 @@ func (c *Client) PatchAiModelWithApplicationMergePatchPlusJSONBody(ctx context.C
 
 // ListAiNodes List AI nodes
 //
-// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -10174,7 +10174,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiNodesWithResponse List AI nodes
 	//
-	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -23607,7 +23607,7 @@ func (c *ClientWithResponses) PatchAiModelWithApplicationMergePatchPlusJSONBodyW
 
 // ListAiNodesWithResponse List AI nodes
 //
-// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
