@@ -97,7 +97,7 @@ type (
 		ListParams
 		Site     string   `query:"site" maxLength:"80" doc:"Exact site"`
 		GPUClass string   `query:"gpu_class" maxLength:"80" doc:"Exact GPU class"`
-		Status   []string `query:"status" maxItems:"20" pattern:"^[a-z_]{1,40}$" doc:"Live statuses, comma-separated (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches"`
+		Status   []string `query:"status" maxItems:"20" pattern:"^[a-z_]{1,40}$" doc:"Live statuses, any of them (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches"`
 		Model    string   `query:"model" minLength:"1" maxLength:"200" doc:"Only nodes serving this model live or holding a node cache of it: a catalogue id, a repo (org/name) or a served name (models[].model)"`
 		Health   []string `query:"health" enum:"ok,degraded,offline,unreachable,stale" doc:"Only nodes of this health"`
 	}

@@ -2716,7 +2716,7 @@ type ListAiNodesParams struct {
 	// GpuClass Exact GPU class
 	GpuClass *string `form:"gpu_class,omitempty" json:"gpu_class,omitempty"`
 
-	// Status Live statuses, comma-separated (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
+	// Status Live statuses, any of them (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
 	Status *[]string `form:"status,omitempty" json:"status,omitempty"`
 
 	// Model Only nodes serving this model live or holding a node cache of it: a catalogue id, a repo (org/name) or a served name (models[].model)
