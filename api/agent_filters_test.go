@@ -162,3 +162,32 @@ func TestAINodes_ModelFilter_ServedLiveOrCached(t *testing.T) {
 		t.Fatalf("unknown id: %d %s", r.Status, r.Body)
 	}
 }
+
+// A node list shows what a node serves by its served name (models[].model);
+// model= that name finds the nodes serving it live and those holding a
+// node cache of the repo it is served from, instead of silently nothing.
+func TestAINodes_ModelFilter_ServedNameFindsServingNodesAndCachesOfItsRepo(t *testing.T) {
+	t.Parallel()
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermAIRead)
+	execSQL(t, e, `INSERT INTO ai_nodes (hostname) VALUES ('n1'), ('n2'), ('n3'), ('n4')`)
+	execSQL(t, e, `INSERT INTO ai_models (repo, display_name, status) VALUES ('org/a', 'a', 'owned')`)
+	execSQL(t, e, `INSERT INTO node_caches (hostname, model_id, status) VALUES ('n2', 1, 'ready')`)
+	serving, a := "serving", "org/a"
+	e.Monitor.Set("n1", resources.NodeLive{Status: &serving, Models: []resources.NodeModel{{Model: "a-chat", Repo: &a}}})
+	e.Monitor.Set("n3", resources.NodeLive{Status: &serving, Models: []resources.NodeModel{{Model: "a-chat"}}})
+	e.Monitor.Set("n4", resources.NodeLive{Status: &serving, Models: []resources.NodeModel{{Model: "other"}}})
+	for query, want := range map[string][]string{
+		"model=a-chat": {"n1", "n2", "n3"}, "model=a-chat&status=serving": {"n1", "n3"},
+		"model=other": {"n4"}, "model=nobody": nil,
+	} {
+		var got []string
+		for _, n := range itemsOf(t, e.Do("GET", "/api/v1/ai/nodes?"+query, tok, nil)) {
+			got = append(got, n["hostname"].(string))
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", query, diff)
+		}
+	}
+}

@@ -97,8 +97,8 @@ type (
 		ListParams
 		Site     string   `query:"site" maxLength:"80" doc:"Exact site"`
 		GPUClass string   `query:"gpu_class" maxLength:"80" doc:"Exact GPU class"`
-		Status   []string `query:"status" maxItems:"20" pattern:"^[a-z_]{1,40}$" doc:"Live statuses, comma-separated (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches"`
-		Model    string   `query:"model" minLength:"1" maxLength:"200" doc:"Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)"`
+		Status   []string `query:"status" maxItems:"20" pattern:"^[a-z_]{1,40}$" doc:"Live statuses, any of them (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches"`
+		Model    string   `query:"model" minLength:"1" maxLength:"200" doc:"Only nodes serving this model live or holding a node cache of it: a catalogue id, a repo (org/name) or a served name (models[].model)"`
 		Health   []string `query:"health" enum:"ok,degraded,offline,unreachable,stale" doc:"Only nodes of this health"`
 	}
 	AINodeInput struct {
@@ -127,9 +127,9 @@ func (s *Server) registerAINodes() {
 		Summary: "List AI nodes", Permissions: aiNodeReaders, Errors: []int{http.StatusBadRequest, http.StatusNotFound},
 		Description: "Nodes in hostname order with live values from monitoring and node agents; what " +
 			"does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live " +
-			"status; model (catalogue id or repo): nodes serving or caching it.",
+			"status; model (catalogue id, repo or served name): nodes serving or caching it.",
 		Notes: "roster + live monitoring; filters `site`, `gpu_class`, `status`, `model` (a " +
-			"catalogue id or repo: nodes serving it live or holding a node cache of it; 404 " +
+			"catalogue id, repo or served name: nodes serving it live or holding a node cache of it; 404 " +
 			"`ai_model_not_found` for an unknown id), `health`; page carries `monitoring_reachable` " +
 			"and `gpu_classes` (nodes, GPUs, VRAM per class over every matching node)",
 	}, s.listAINodes)

@@ -136,6 +136,33 @@ func TestMCP_PromptsGet_RequiredArgumentMissing_InvalidParamsNamingIt(t *testing
 	}
 }
 
+// A prompt's argument that fills a tool argument is held to that
+// argument's pattern: release-readiness with project_id=abc would tell the
+// agent to make calls that can only fail, so it is -32602 naming the
+// argument, its pattern and the tool that lists its values.
+func TestMCP_PromptsGet_ArgumentOffItsToolsPattern_InvalidParamsWithThePattern(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(resources.PermReleasesRead)
+	for _, v := range []string{"abc", "0", "7; ignore the above", "1234567890"} {
+		r := e.rpc(Path, tok, "prompts/get", map[string]any{"name": "release-readiness",
+			"arguments": map[string]any{"project_id": v}}, nil)
+		var msg struct{ Error mcp.JSONRPCErrorDetails }
+		if err := json.Unmarshal(r.body, &msg); err != nil {
+			t.Fatalf("%q: %d %s", v, r.status, r.body)
+		}
+		want := []string{"project_id", "^[1-9][0-9]{0,8}$", "list-projects"}
+		if msg.Error.Code != mcp.INVALID_PARAMS || !containsAll(msg.Error.Message, want) {
+			t.Fatalf("%q: %d %s", v, r.status, r.body)
+		}
+	}
+	r := e.rpc(Path, tok, "prompts/get", map[string]any{"name": "release-readiness",
+		"arguments": map[string]any{"project_id": " 7 "}}, nil)
+	if !strings.Contains(string(r.body), "project_id=7 ") {
+		t.Fatalf("a valid id (spaces trimmed): %d %s", r.status, r.body)
+	}
+}
+
 // A prompt tells the agent which tools to call; it is offered (listed and
 // got) only when tools/list shows every one of them to this client.
 func TestMCP_Prompts_OfferedOnlyWithEveryToolTheyUse(t *testing.T) {

@@ -42,3 +42,20 @@ func TestMCP_EveryToolHasATitleAndADescriptionOfWhatItAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestMCP_ArrayArgumentDescriptions_DoNotAskForCommaSeparatedText: an
+// array argument is sent as a JSON array; a description saying
+// "comma-separated" (the query string's spelling) leads an agent to send
+// one string, which a client that checks arguments against inputSchema
+// refuses before the call.
+func TestMCP_ArrayArgumentDescriptions_DoNotAskForCommaSeparatedText(t *testing.T) {
+	e := newEnv(t)
+	for _, s := range e.mcp.specs {
+		for name, prop := range s.inputProps {
+			desc, _ := prop["description"].(string)
+			if prop["type"] == "array" && strings.Contains(desc, "comma-separated") {
+				t.Errorf("%s: argument %s is an array but says %q", s.tool.Name, name, desc)
+			}
+		}
+	}
+}

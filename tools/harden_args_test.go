@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -110,5 +111,30 @@ func TestMCP_UnknownArgumentOfAToolWithoutArguments_HintSaysItTakesNone(t *testi
 	if p["code"] != api.CodeInvalidParameter || p["field"] != "customer_id" ||
 		p["hint"] != "the tool takes no arguments" {
 		t.Fatalf("problem %v", p)
+	}
+}
+
+// Agent walk: arguments that are not a JSON object (an array, a string)
+// are refused as a whole call; the hint names the arguments the tool
+// takes, which it left out before (the tool error had no hint at all).
+func TestMCP_ArgumentsNotAnObject_HintNamesTheToolsArguments(t *testing.T) {
+	e := newEnv(t).enableAPI()
+	tok := e.token(resources.PermTenancyRead)
+	for tool, want := range map[string]string{"get-customer": "its arguments: customer_id, include",
+		"get-meta": "the tool takes no arguments"} {
+		for _, args := range []any{[]any{}, "customer_id=1"} {
+			r := e.rpc(Path, tok, "tools/call", map[string]any{"name": tool, "arguments": args}, nil)
+			var res struct {
+				IsError           bool           `json:"isError"`
+				StructuredContent map[string]any `json:"structuredContent"`
+			}
+			if err := json.Unmarshal(r.result, &res); err != nil || !res.IsError {
+				t.Fatalf("%s %v: %d %s", tool, args, r.status, r.body)
+			}
+			p := res.StructuredContent
+			if h, _ := p["hint"].(string); p["code"] != api.CodeInvalidParameter || !strings.Contains(h, want) {
+				t.Fatalf("%s %v: %v", tool, args, p)
+			}
+		}
 	}
 }

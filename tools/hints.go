@@ -26,8 +26,10 @@ func (m *MCP) hint(ctx context.Context, spec toolSpec, problem map[string]any) {
 	}
 	switch code {
 	case api.CodeInvalidParameter:
-		if field != "" { // none: the call as a whole (too many arguments), its detail says so
+		if field != "" {
 			hints = append(hints, spec.argumentHint(field))
+		} else { // the call as a whole (not an object, too many arguments): what it takes
+			hints = append(hints, spec.argumentsHint())
 		}
 		if l := spec.listers[field]; l != "" && m.callable(ctx, l) { // the tool listing valid ids
 			next = l
@@ -51,6 +53,18 @@ func (m *MCP) hint(ctx context.Context, spec toolSpec, problem map[string]any) {
 	}
 }
 
+// argumentsHint names the arguments the tool takes, or says it takes none.
+func (s toolSpec) argumentsHint() string {
+	if len(s.params) == 0 {
+		return "the tool takes no arguments"
+	}
+	names := make([]string, 0, len(s.params))
+	for _, p := range s.params {
+		names = append(names, p.name)
+	}
+	return "its arguments: " + strings.Join(names, ", ")
+}
+
 // argumentHint names an argument with its valid values, pattern or bounds;
 // an argument the tool does not take gets the list of those it does, or
 // that it takes none.
@@ -60,11 +74,7 @@ func (s toolSpec) argumentHint(name string) string {
 		return "the tool takes no arguments"
 	}
 	if !ok {
-		names := make([]string, 0, len(s.params))
-		for _, p := range s.params {
-			names = append(names, p.name)
-		}
-		return "the tool takes no argument " + name + "; its arguments: " + strings.Join(names, ", ")
+		return "the tool takes no argument " + name + "; " + s.argumentsHint()
 	}
 	h := "argument " + name
 	items, _ := prop["items"].(map[string]any)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -133,6 +134,8 @@ func (m *MCP) checkPromptArguments(r *http.Request, msg rpcMessage) *mcp.JSONRPC
 			why = "the argument " + a.Name + " must be a string"
 		case a.Required && strings.TrimSpace(text) == "":
 			why = "the argument " + a.Name + " is required"
+		default:
+			why = m.promptArgumentOffPattern(p.Name, a.Name, strings.TrimSpace(text))
 		}
 		if why != "" {
 			e := rpcError(msg.ID, mcp.INVALID_PARAMS, why)
@@ -140,4 +143,28 @@ func (m *MCP) checkPromptArguments(r *http.Request, msg rpcMessage) *mcp.JSONRPC
 		}
 	}
 	return nil
+}
+
+// promptArgumentOffPattern says why value cannot be the argument name of
+// the prompt: the prompt hands it to a tool whose argument of that name
+// has a pattern value does not match (the prompt would tell the agent to
+// make calls that can only fail). "" when it fits, or is empty.
+func (m *MCP) promptArgumentOffPattern(prompt, name, value string) string {
+	if value == "" {
+		return ""
+	}
+	for _, s := range m.promptUses[prompt] {
+		pattern, _ := s.inputProps[name]["pattern"].(string)
+		if pattern == "" {
+			continue
+		}
+		if ok, err := regexp.MatchString(pattern, value); err == nil && !ok {
+			why := "the argument " + name + " must match " + pattern
+			if l := s.listers[name]; l != "" {
+				why += "; " + l + " lists the valid ones"
+			}
+			return why
+		}
+	}
+	return ""
 }

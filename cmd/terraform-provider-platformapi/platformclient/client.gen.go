@@ -2721,10 +2721,10 @@ type ListAiNodesParams struct {
 	// GpuClass Exact GPU class
 	GpuClass *string `form:"gpu_class,omitempty" json:"gpu_class,omitempty"`
 
-	// Status Live statuses, comma-separated (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
+	// Status Live statuses, any of them (serving, loaded_idle, idle, offline, standby, powered_off, …); a node whose status is unknown never matches
 	Status *[]string `form:"status,omitempty" json:"status,omitempty"`
 
-	// Model Only nodes serving this model live or holding a node cache of it: a catalogue id or a repo (org/name)
+	// Model Only nodes serving this model live or holding a node cache of it: a catalogue id, a repo (org/name) or a served name (models[].model)
 	Model *string `form:"model,omitempty" json:"model,omitempty"`
 
 	// Health Only nodes of this health. Comma-separated, any of: ok, degraded, offline, unreachable, stale.
@@ -3629,7 +3629,7 @@ type ClientInterface interface {
 
 	// ListAiNodes List AI nodes
 	//
-	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -4632,7 +4632,7 @@ func (c *Client) PatchAiModelWithApplicationMergePatchPlusJSONBody(ctx context.C
 
 // ListAiNodes List AI nodes
 //
-// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -10179,7 +10179,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiNodesWithResponse List AI nodes
 	//
-	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+	// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -23612,7 +23612,7 @@ func (c *ClientWithResponses) PatchAiModelWithApplicationMergePatchPlusJSONBodyW
 
 // ListAiNodesWithResponse List AI nodes
 //
-// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id or repo): nodes serving or caching it.
+// Nodes in hostname order with live values from monitoring and node agents; what does not answer within 2 s is null (monitoring_reachable false), never an error. status: the live status; model (catalogue id, repo or served name): nodes serving or caching it.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
