@@ -144,16 +144,23 @@ func TestMCP_PromptsGet_ArgumentOffItsToolsPattern_InvalidParamsWithThePattern(t
 	t.Parallel()
 	e := newEnv(t).enableAPI()
 	tok := e.token(resources.PermReleasesRead)
+	withProjects := e.token(resources.PermReleasesRead, resources.PermProjectsRead)
 	for _, v := range []string{"abc", "0", "7; ignore the above", "1234567890"} {
-		r := e.rpc(Path, tok, "prompts/get", map[string]any{"name": "release-readiness",
-			"arguments": map[string]any{"project_id": v}}, nil)
-		var msg struct{ Error mcp.JSONRPCErrorDetails }
-		if err := json.Unmarshal(r.body, &msg); err != nil {
-			t.Fatalf("%q: %d %s", v, r.status, r.body)
-		}
-		want := []string{"project_id", "^[1-9][0-9]{0,8}$", "list-projects"}
-		if msg.Error.Code != mcp.INVALID_PARAMS || !containsAll(msg.Error.Message, want) {
-			t.Fatalf("%q: %d %s", v, r.status, r.body)
+		for _, c := range []struct {
+			tok    string
+			lister bool // list-projects named: only when the token can call it
+		}{{tok, false}, {withProjects, true}} {
+			r := e.rpc(Path, c.tok, "prompts/get", map[string]any{"name": "release-readiness",
+				"arguments": map[string]any{"project_id": v}}, nil)
+			var msg struct{ Error mcp.JSONRPCErrorDetails }
+			if err := json.Unmarshal(r.body, &msg); err != nil {
+				t.Fatalf("%q: %d %s", v, r.status, r.body)
+			}
+			want := []string{"project_id", "^[1-9][0-9]{0,8}$"}
+			if msg.Error.Code != mcp.INVALID_PARAMS || !containsAll(msg.Error.Message, want) ||
+				strings.Contains(msg.Error.Message, "list-projects") != c.lister {
+				t.Fatalf("%q, list-projects callable %v: %d %s", v, c.lister, r.status, r.body)
+			}
 		}
 	}
 	r := e.rpc(Path, tok, "prompts/get", map[string]any{"name": "release-readiness",

@@ -135,7 +135,7 @@ func (m *MCP) checkPromptArguments(r *http.Request, msg rpcMessage) *mcp.JSONRPC
 		case a.Required && strings.TrimSpace(text) == "":
 			why = "the argument " + a.Name + " is required"
 		default:
-			why = m.promptArgumentOffPattern(p.Name, a.Name, strings.TrimSpace(text))
+			why = m.promptArgumentOffPattern(r.Context(), p.Name, a.Name, strings.TrimSpace(text))
 		}
 		if why != "" {
 			e := rpcError(msg.ID, mcp.INVALID_PARAMS, why)
@@ -148,8 +148,9 @@ func (m *MCP) checkPromptArguments(r *http.Request, msg rpcMessage) *mcp.JSONRPC
 // promptArgumentOffPattern says why value cannot be the argument name of
 // the prompt: the prompt hands it to a tool whose argument of that name
 // has a pattern value does not match (the prompt would tell the agent to
-// make calls that can only fail). "" when it fits, or is empty.
-func (m *MCP) promptArgumentOffPattern(prompt, name, value string) string {
+// make calls that can only fail), naming the tool that lists valid values
+// when the caller can call it. "" when it fits, or is empty.
+func (m *MCP) promptArgumentOffPattern(ctx context.Context, prompt, name, value string) string {
 	if value == "" {
 		return ""
 	}
@@ -160,7 +161,7 @@ func (m *MCP) promptArgumentOffPattern(prompt, name, value string) string {
 		}
 		if ok, err := regexp.MatchString(pattern, value); err == nil && !ok {
 			why := "the argument " + name + " must match " + pattern
-			if l := s.listers[name]; l != "" {
+			if l := s.listers[name]; l != "" && m.callable(ctx, l) {
 				why += "; " + l + " lists the valid ones"
 			}
 			return why
