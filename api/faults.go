@@ -26,7 +26,8 @@ const unavailableRetryAfter = time.Second
 func faultProblem(err error) *Problem {
 	if transientFault(err) {
 		return &Problem{Status: http.StatusServiceUnavailable, Code: resources.CodeUnavailable,
-			Detail:     "the service's database is unavailable or too slow; retry after Retry-After seconds",
+			Detail: "the service's database is unavailable or too slow; " +
+				"retry after retry_after_seconds (the Retry-After header)",
 			retryAfter: unavailableRetryAfter, cause: err}
 	}
 	return &Problem{Status: http.StatusInternalServerError, cause: err}

@@ -153,7 +153,8 @@ func (s *Server) charge(ctx context.Context, tokenID int64, cost int,
 	return rate, &Problem{Status: http.StatusTooManyRequests, Code: resources.CodeRateLimited,
 		retryAfter: d.RetryAfter, retryZero: true,
 		Detail: "the token's budget of " + strconv.Itoa(d.Limit) + " units (refilled at " +
-			strconv.Itoa(d.Limit/60) + " a second) is spent; retry after Retry-After seconds"}
+			strconv.Itoa(d.Limit/60) + " a second) is spent; " +
+			"retry after retry_after_seconds (the Retry-After header)"}
 }
 
 // contentType refuses a request body whose media type the operation does not

@@ -147,7 +147,8 @@ func TestRateLimit_601stUnitIn1Minute_429WithRetryAfter(t *testing.T) {
 	r := e.Do("GET", "/api/v1/meta", tok, nil)
 	assertProblem(t, r, 429, "rate_limited")
 	// Issue 18, R8: the budget is said as it works, here and in the README.
-	if d, _ := r.JSON(t)["detail"].(string); !strings.Contains(d, "budget of 600 units (refilled at 10 a second)") {
+	if d, _ := r.JSON(t)["detail"].(string); !strings.Contains(d, "budget of 600 units (refilled at 10 a second)") ||
+		!strings.Contains(d, "retry_after_seconds") {
 		t.Fatalf("detail %q", d)
 	}
 	if readme, err := os.ReadFile("../README.md"); err != nil || strings.Contains(string(readme), "600 requests a minute") ||

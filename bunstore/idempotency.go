@@ -56,7 +56,8 @@ func (s *Store) Begin(ctx context.Context, r resources.IdempotencyRequest) (reso
 // come soon (the first request usually ends in milliseconds).
 func inProgress() *resources.Error {
 	e := resources.Errorf(resources.KindTooManyRequests, resources.CodeIdempotencyInProgress,
-		"a request with this Idempotency-Key is still running; retry after Retry-After seconds")
+		"a request with this Idempotency-Key is still running; "+
+			"retry after retry_after_seconds (the Retry-After header)")
 	e.RetryAfter = resources.IdempotencyRetryAfter
 	return e
 }

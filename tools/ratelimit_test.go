@@ -2,6 +2,7 @@ package tools
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,8 +83,12 @@ func TestMCP_RateLimit_RefusedCallIsToolErrorWithRetryAfter(t *testing.T) {
 			t.Fatalf("%s left: %d %s", left, r.status, r.body)
 		}
 		p := res.StructuredContent
+		// The detail points at what an agent sees (retry_after_seconds), not
+		// only at an HTTP header its client may hide.
+		detail, _ := p["detail"].(string)
 		if r.status != http.StatusOK || p["code"] != resources.CodeRateLimited || p["retry_after_seconds"] == nil ||
-			r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Remaining") != left {
+			r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Remaining") != left ||
+			!strings.Contains(detail, "retry_after_seconds") {
 			t.Fatalf("%s left: %d %v %v", left, r.status, r.header, p)
 		}
 		if left == "1" { // the refused call took nothing: the last unit pays a ping
