@@ -68,8 +68,7 @@ const (
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415
 	CodeInvalidParameter     = "invalid_parameter"      // 400: a path, query or header parameter
 	CodeMalformedBody        = "malformed_body"         // 422: the body is not one JSON value
-	codeNotAcceptable        = "not_acceptable"
-	CodeBodyTooLarge         = "body_too_large" // 413
+	CodeBodyTooLarge         = "body_too_large"         // 413
 	codeInternal             = "internal"
 	CodeOriginNotAllowed     = "origin_not_allowed" // 403 on /mcp
 )
@@ -92,7 +91,7 @@ var kindStatus = map[resources.Kind]int{
 // defaultCodes names the code of a status when nothing more specific is known.
 var defaultCodes = map[int]string{
 	400: CodeInvalidParameter, 401: resources.CodeNotAuthenticated, 403: resources.CodeForbidden,
-	404: resources.CodeNotFound, 405: codeMethodNotAllowed, 406: codeNotAcceptable, 408: codeRequestTimeout,
+	404: resources.CodeNotFound, 405: codeMethodNotAllowed, 408: codeRequestTimeout,
 	409: resources.CodeConflict, 412: resources.CodePreconditionFailed, 413: CodeBodyTooLarge,
 	415: CodeUnsupportedMediaType,
 	422: resources.CodeValidationFailed, 429: resources.CodeRateLimited,

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,5 +97,24 @@ func TestProblems_BehindTheAPISwitch(t *testing.T) {
 	e := apitest.New(t, apitest.Options{Disabled: true})
 	if r := e.Do(http.MethodGet, "/api/v1/problems", "", nil); r.Status != http.StatusNotFound {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+}
+
+// TestProblems_AcceptNamingNoJSON_AnsweredInJSON_No406Listed: an Accept
+// header naming no media type the server writes is disregarded (RFC 9110
+// allows it): the answer is JSON, and the catalogue does not list a 406
+// code the server never sends.
+func TestProblems_AcceptNamingNoJSON_AnsweredInJSON_No406Listed(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	for _, accept := range []string{"application/xml", "text/html", "text/plain;q=1, image/png"} {
+		r := e.Do(http.MethodGet, "/api/v1/problems", "", nil, "Accept", accept)
+		if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("Accept %s: %d %s", accept, r.Status, r.Header.Get("Content-Type"))
+		}
+	}
+	for _, c := range api.ProblemCatalogue() {
+		if c.Status != nil && *c.Status == http.StatusNotAcceptable {
+			t.Errorf("the catalogue lists %s (406), which the server never answers", c.Code)
+		}
 	}
 }

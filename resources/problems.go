@@ -102,7 +102,6 @@ func requestProblems() []ProblemCode {
 		p("malformed_body", 422, "The request body is missing, could not be read or is not one JSON value."),
 		p("method_not_allowed", 405, "The path exists but not with this method; Allow lists the methods it "+
 			"takes (HEAD wherever GET)."),
-		p("not_acceptable", 406, "The Accept header names no media type the operation can answer."),
 		p("body_too_large", 413, "The request body is larger than the limit (1 MiB)."),
 		p("request_timeout", 408, "The request body arrived too slowly; the connection is closed. Send it again.").retry(),
 		p(CodeResultTooLarge, 413, "An MCP tool result would pass its token budget (8,000 estimated tokens for a "+
