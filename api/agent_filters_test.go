@@ -131,6 +131,27 @@ func TestLists_FieldsUnknownMember_400NamesFieldsAndValidMembers(t *testing.T) {
 	}
 }
 
+// TestLists_FieldsNamingAMemberOnlyASingleReadHas_400: vcs_status and
+// warnings belong to a customer's own read and create, never to a list
+// item; selecting them was taken and answered items of only their id.
+func TestLists_FieldsNamingAMemberOnlyASingleReadHas_400(t *testing.T) {
+	t.Parallel()
+	e, tok := agentWorld(t)
+	for _, sel := range []string{"vcs_status", "short_name,warnings"} {
+		r := e.Do("GET", "/api/v1/customers?limit=2&fields="+sel, tok, nil)
+		p := assertProblem(t, r, 400, "invalid_parameter")
+		_, valid, _ := strings.Cut(p["detail"].(string), "valid members: ")
+		if p["field"] != "fields" || !strings.Contains(valid, "project_count") ||
+			strings.Contains(valid, "vcs_status") || strings.Contains(valid, "warnings") {
+			t.Fatalf("fields=%s: %s", sel, r.Body)
+		}
+	}
+	if r := e.Do("GET", "/api/v1/customers?limit=2&fields=project_count&include=project_count", tok,
+		nil); r.Status != 200 {
+		t.Fatalf("project_count, a list member: %d %s", r.Status, r.Body)
+	}
+}
+
 func TestAINodes_ModelFilter_ServedLiveOrCached(t *testing.T) {
 	t.Parallel()
 	e := apitest.New(t, apitest.Options{})

@@ -37,9 +37,9 @@ type Customer struct {
 	Status              string              `json:"status" doc:"active, suspended or archived, …"`
 	CreatedAt           time.Time           `json:"created_at"`
 	UpdatedAt           time.Time           `json:"updated_at"`
-	VCSStatus           Nullable[VCSStatus] `json:"vcs_status,omitzero" doc:"With include=vcs_status: the group looked up live; null when the code host cannot be reached"`
+	VCSStatus           Nullable[VCSStatus] `json:"vcs_status,omitzero" fields:"-" doc:"With include=vcs_status: the group looked up live; null when the code host cannot be reached"`
 	ProjectCount        *int                `json:"project_count,omitempty" doc:"With include=project_count (lists): the customer's projects, retired included"`
-	Warnings            []Warning           `json:"warnings,omitempty" doc:"Later steps that did not complete"`
+	Warnings            []Warning           `json:"warnings,omitempty" fields:"-" doc:"Later steps that did not complete"`
 }
 
 // CustomerCreate is the body of POST /customers.

@@ -38,14 +38,16 @@ func membersOf(t reflect.Type) itemMembers {
 }
 
 // jsonMembers lists the JSON member names of a struct type in field order,
-// embedded structs without a name flattened, as encoding/json does.
+// embedded structs without a name flattened, as encoding/json does; a
+// member tagged `fields:"-"` (one a list item never carries, such as a
+// single read's warnings) is not listed, so it cannot be selected.
 func jsonMembers(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
-		case name == "-" || !f.IsExported() && !f.Anonymous:
+		case name == "-" || !f.IsExported() && !f.Anonymous || f.Tag.Get("fields") == "-":
 			continue
 		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
 			out = append(out, jsonMembers(f.Type)...)
