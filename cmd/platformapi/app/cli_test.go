@@ -100,6 +100,14 @@ func (c *cli) refused(code string, args ...string) *resources.Error {
 	return e
 }
 
+// count is what a SELECT count(*) of the CLI's database answers.
+func (c *cli) count(sql string) int {
+	c.t.Helper()
+	var n int
+	c.query(sql, &n)
+	return n
+}
+
 func (c *cli) query(sql string, dest any) {
 	c.t.Helper()
 	db, err := bunstore.Open(context.Background(), c.dsn)
@@ -119,8 +127,8 @@ func TestPortalTokenCreate_PrintsValueOnceStoresOnlyKeyedHash(t *testing.T) {
 	if !strings.HasPrefix(value, "svc_pat_") || m["id"] != "1" || m["expires_at"] == nil {
 		t.Fatalf("create output: %v", m)
 	}
-	var leaks int
-	c.query("SELECT count(*) FROM api_tokens t, audit_events a WHERE t.token_hash::text LIKE '%"+value[8:]+"%' OR a.after_state::text LIKE '%"+value[8:]+"%'", &leaks)
+	leaks := c.count("SELECT count(*) FROM api_tokens t, audit_events a WHERE t.token_hash::text " +
+		"LIKE '%" + value[8:] + "%' OR a.after_state::text LIKE '%" + value[8:] + "%'")
 	if leaks != 0 {
 		t.Fatal("the token value is stored somewhere")
 	}
@@ -185,9 +193,7 @@ func TestPortalServiceAccount_KeyNoTokenCanCarry_RefusedNamingIt(t *testing.T) {
 	if e.Field != "permissions" || !strings.Contains(e.Detail, `"admin"`) {
 		t.Fatalf("refusal: %+v", e)
 	}
-	var n int
-	c.query("SELECT count(*) FROM service_accounts", &n)
-	if n != 0 {
+	if n := c.count("SELECT count(*) FROM service_accounts"); n != 0 {
 		t.Fatalf("%d service accounts after the refusal", n)
 	}
 }
@@ -202,9 +208,7 @@ func TestPortalTokenCreate_UnknownServiceAccount_RefusalNamesTheField(t *testing
 	if e.Field != "service_account" || !strings.Contains(e.Detail, `"nope"`) {
 		t.Fatalf("refusal: %+v", e)
 	}
-	var n int
-	c.query("SELECT count(*) FROM api_tokens", &n)
-	if n != 0 {
+	if n := c.count("SELECT count(*) FROM api_tokens"); n != 0 {
 		t.Fatalf("%d tokens after the refusal", n)
 	}
 }
@@ -219,8 +223,8 @@ func TestPortalTokenExtend_NewExpiryAndRevokedRefused(t *testing.T) {
 	c.refused("validation_failed", "portal", "token", "extend", "1", "--as", "root@example.test", "--days", "400")
 	c.ok("portal", "token", "revoke", "1", "--as", "root@example.test")
 	c.refused("token_revoked", "portal", "token", "extend", "1", "--as", "root@example.test", "--days", "30")
-	var events int
-	c.query("SELECT count(*) FROM audit_events WHERE entity_type = 'api_token' AND auth_kind = 'session' AND actor = 'root@example.test'", &events)
+	events := c.count("SELECT count(*) FROM audit_events WHERE entity_type = 'api_token' " +
+		"AND auth_kind = 'session' AND actor = 'root@example.test'")
 	if events != 3 { // create, extend, revoke
 		t.Fatalf("token events: %d", events)
 	}
@@ -236,8 +240,8 @@ func TestPortalAPI_EnableDisableAuditedAsSession(t *testing.T) {
 	if m := c.ok("portal", "api", "disable", "--as", "root@example.test"); m["api_enabled"] != false {
 		t.Fatalf("disable: %v", m)
 	}
-	var n int
-	c.query("SELECT count(*) FROM audit_events WHERE entity_type = 'platform_settings' AND auth_kind = 'session'", &n)
+	n := c.count("SELECT count(*) FROM audit_events WHERE entity_type = 'platform_settings' " +
+		"AND auth_kind = 'session'")
 	if n != 2 {
 		t.Fatalf("settings events: %d", n)
 	}

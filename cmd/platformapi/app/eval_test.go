@@ -83,8 +83,7 @@ func TestEval_Embedded_FreshDatabaseDroppedAfterwards(t *testing.T) {
 		t.Fatalf("report %s", out)
 	}
 	c := &cli{t: t, dsn: admin}
-	var left int
-	c.query("SELECT count(*) FROM pg_database WHERE datname LIKE 'platformapi_eval_%'", &left)
+	left := c.count("SELECT count(*) FROM pg_database WHERE datname LIKE 'platformapi_eval_%'")
 	if left != 0 {
 		t.Fatalf("%d eval databases left behind", left)
 	}

@@ -36,9 +36,9 @@ func TestPortalLicence_InstallVerifiesAuditsAsSessionAndNeedsLicenceAdmin(t *tes
 	if diff := cmp.Diff(map[string]any{"state": "valid", "serial": licencetest.Serial, "edition": "test"}, got); diff != "" {
 		t.Fatalf("install (-want +got):\n%s", diff)
 	}
-	var n int
-	c.query("SELECT count(*) FROM audit_events WHERE action = 'licence.install' AND auth_kind = 'session' "+
-		"AND actor = 'root@example.test' AND entity_id = '"+licencetest.Serial+"'", &n)
+	n := c.count("SELECT count(*) FROM audit_events WHERE action = 'licence.install' " +
+		"AND auth_kind = 'session' AND actor = 'root@example.test' " +
+		"AND entity_id = '" + licencetest.Serial + "'")
 	if n != 1 {
 		t.Fatalf("install events: %d", n)
 	}
@@ -107,8 +107,7 @@ func TestDemoLicence_TrustedOnlyInDemoMode(t *testing.T) {
 	if err := m.setupDemo(t.Context(), h, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	var installs int
-	c.query("SELECT count(*) FROM audit_events WHERE action = 'licence.install'", &installs)
+	installs := c.count("SELECT count(*) FROM audit_events WHERE action = 'licence.install'")
 	if installs != 1 {
 		t.Fatalf("demo licence installed %d times", installs)
 	}

@@ -56,9 +56,7 @@ func TestPortalInventoryImport_InvalidFile_RefusedNamingTheEntryAndChangingNothi
 		!strings.Contains(e.Detail, "nodes[2] (gpu-01): hostname repeats nodes[0]") {
 		t.Fatalf("%+v", e)
 	}
-	var n int
-	c.query("SELECT count(*) FROM ai_nodes", &n)
-	if n != 0 {
+	if n := c.count("SELECT count(*) FROM ai_nodes"); n != 0 {
 		t.Fatalf("an invalid file imported %d nodes", n)
 	}
 	// A file that cannot be read is a refusal like any other: JSON naming it.
@@ -152,9 +150,7 @@ func TestPortalNodeKey_UnknownNodeAndPersonWithoutAIWriteRefused(t *testing.T) {
 	if _, err := c.run("portal", "node-key", "gpu-01"); err == nil {
 		t.Fatal("a node key without --as")
 	}
-	var n int
-	c.query("SELECT count(*) FROM ai_node_keys", &n)
-	if n != 0 {
+	if n := c.count("SELECT count(*) FROM ai_node_keys"); n != 0 {
 		t.Fatalf("%d keys after refusals", n)
 	}
 }

@@ -50,8 +50,7 @@ func TestServe_KilledWhileProvisioning_OperationFinishesOnceAfterRestart(t *test
 	if p := api.call("GET", "/projects/1", "", 200); p["status"] != "active" {
 		t.Fatalf("project: %v", p)
 	}
-	var provisioned int
-	c.query("SELECT count(*) FROM audit_events WHERE action = 'project.provision'", &provisioned)
+	provisioned := c.count("SELECT count(*) FROM audit_events WHERE action = 'project.provision'")
 	if provisioned != 1 {
 		t.Fatalf("provisioning applied %d times", provisioned)
 	}
@@ -149,8 +148,7 @@ func TestServe_KilledWhileCopying_CopyFinishesAfterRestartWithoutCopyingAgain(t 
 	if read := agent.BytesRead(); read != total {
 		t.Fatalf("the agent read %d bytes from the store for a %d-byte model", read, total)
 	}
-	var ready int
-	c.query("SELECT count(*) FROM audit_events WHERE action = 'node_cache.ready'", &ready)
+	ready := c.count("SELECT count(*) FROM audit_events WHERE action = 'node_cache.ready'")
 	if ready != 1 {
 		t.Fatalf("the copy was recorded %d times", ready)
 	}
