@@ -42,9 +42,13 @@ func (s *Shared) Run(ctx context.Context, sink resources.ChangeSink) {
 
 // subscribe holds one subscription until it breaks, returning why.
 func (s *Shared) subscribe(ctx context.Context, sink resources.ChangeSink) error {
+	channel, err := s.name(ctx, "changes")
+	if err != nil {
+		return err
+	}
 	ps := s.client.Subscribe(ctx)
 	defer ps.Close()
-	if err := ps.Subscribe(ctx, Channel); err != nil {
+	if err := ps.Subscribe(ctx, channel); err != nil {
 		return err
 	}
 	s.drainKick()

@@ -133,12 +133,15 @@ func (l *rateLimiter) extra(r *reserve) int {
 func (l *rateLimiter) takeShared(ctx context.Context, key string, cost, extra int) (api.RateDecision, error) {
 	rctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
+	name, err := l.shared.name(rctx, key)
+	if err != nil {
+		return api.RateDecision{}, err
+	}
 	var res *redis_rate.Result
-	var err error
 	if extra == 0 {
-		res, err = l.gcra.AllowN(rctx, RateKeyPrefix+key, l.limit, cost)
+		res, err = l.gcra.AllowN(rctx, name, l.limit, cost)
 	} else {
-		res, err = l.gcra.AllowAtMost(rctx, RateKeyPrefix+key, l.limit, cost+extra)
+		res, err = l.gcra.AllowAtMost(rctx, name, l.limit, cost+extra)
 	}
 	if err != nil {
 		return api.RateDecision{}, err

@@ -22,12 +22,11 @@ import (
 	"platformapi/resources"
 )
 
-// Channel is the pub/sub channel of the change feed; RateKeyPrefix starts
-// every rate-limit key (redis_rate adds its own "rate:" in front).
-const (
-	Channel       = "platformapi:changes"
-	RateKeyPrefix = "platformapi:"
-)
+// keyPrefix starts every name the shared cache uses in Redis: the change
+// feed's channel (prefix + "changes") and every rate-limit key (redis_rate
+// adds its own "rate:" in front); with Options.Installation, the
+// installation's id follows it ("platformapi:<id>:").
+const keyPrefix = "platformapi:"
 
 // Timeouts: one Redis command may take opTimeout before the replica falls
 // back; the subscription is pinged every pingEvery and presumed lost after
@@ -50,6 +49,12 @@ type Options struct {
 	URL       string       // redis://[user:password@]host:port/db
 	PerMinute int          // 0: api.RatePerMinute
 	Logger    *slog.Logger // nil: slog.Default()
+	// Installation answers the id of the installation the replicas share;
+	// its rate keys and change channel are scoped to it, so installations
+	// on one Redis database share neither budgets (token ids coincide) nor
+	// changes. Asked on first use, when the database is migrated; nil:
+	// no scope.
+	Installation func(context.Context) (string, error)
 }
 
 // Shared is one process's connection to the shared cache. It is an
@@ -66,6 +71,8 @@ type Shared struct {
 	sink      resources.ChangeSink
 	fallback  prometheus.Gauge
 	published *prometheus.CounterVec
+	install   func(context.Context) (string, error)
+	prefix    atomic.Pointer[string] // keyPrefix and the installation's id, once read
 }
 
 // New connects lazily to the Redis at o.URL: an unreachable Redis is not an
@@ -86,7 +93,8 @@ func New(o Options) (*Shared, error) {
 	if o.PerMinute <= 0 {
 		o.PerMinute = api.RatePerMinute
 	}
-	s := &Shared{client: redis.NewClient(ro), logger: o.Logger, kick: make(chan struct{}, 1)}
+	s := &Shared{client: redis.NewClient(ro), logger: o.Logger, kick: make(chan struct{}, 1),
+		install: o.Installation}
 	s.limiter = newRateLimiter(s, o.PerMinute, nil)
 	s.failures = newRateLimiter(s, api.AuthFailuresPerMinute, s.limiter.decisions)
 	s.fallback = prometheus.NewGauge(prometheus.GaugeOpts{Name: "platformapi_shared_cache_fallback",
@@ -136,7 +144,10 @@ func (s *Shared) Publish(ctx context.Context, c resources.Change) {
 		sink.Changed(c)
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
-	err := s.client.Publish(ctx, Channel, c.Encode()).Err()
+	channel, err := s.name(ctx, "changes")
+	if err == nil {
+		err = s.client.Publish(ctx, channel, c.Encode()).Err()
+	}
 	cancel()
 	if err != nil {
 		s.published.WithLabelValues(c.Kind, "failed").Inc()
@@ -146,6 +157,24 @@ func (s *Shared) Publish(ctx context.Context, c resources.Change) {
 		return
 	}
 	s.published.WithLabelValues(c.Kind, "sent").Inc()
+}
+
+// name is what the shared cache calls name in Redis: within the
+// installation's scope when Options.Installation gives one.
+func (s *Shared) name(ctx context.Context, name string) (string, error) {
+	if p := s.prefix.Load(); p != nil {
+		return *p + name, nil
+	}
+	prefix := keyPrefix
+	if s.install != nil {
+		id, err := s.install(ctx)
+		if err != nil {
+			return "", fmt.Errorf("read the installation id: %w", err)
+		}
+		prefix += id + ":"
+	}
+	s.prefix.Store(&prefix)
+	return prefix + name, nil
 }
 
 // Close closes the connections.

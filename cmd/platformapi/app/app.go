@@ -112,7 +112,8 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 	}
 	m.fleet = nodeagent.NewFleet(m.store, nodeagent.NewClient(m.tracing.Client()), m.pepper)
 	if opts.RedisURL != "" {
-		if m.shared, err = sharedcache.New(sharedcache.Options{URL: opts.RedisURL, Logger: opts.Logger}); err != nil {
+		if m.shared, err = sharedcache.New(sharedcache.Options{URL: opts.RedisURL, Logger: opts.Logger,
+			Installation: m.installationID}); err != nil {
 			m.Close()
 			return nil, err
 		}
@@ -125,6 +126,13 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 	}
 	m.store.SetChangePublisher(m.feed)
 	return m, nil
+}
+
+// installationID is the id the installation's database holds (made by its
+// first migration): the scope of its replicas' names in Redis.
+func (m *Main) installationID(ctx context.Context) (string, error) {
+	st, err := m.store.StoredLicence(ctx)
+	return st.InstallationID, err
 }
 
 // openEmbedded attaches to the private cluster when a running server holds
