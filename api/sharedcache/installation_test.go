@@ -2,7 +2,6 @@ package sharedcache_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 
 	"platformapi/api/sharedcache"
@@ -14,18 +13,8 @@ import (
 // startInstallation is a replica of the installation id on the Redis at url.
 func startInstallation(t *testing.T, url, id string, perMinute int) *replica {
 	t.Helper()
-	r := &replica{sink: &sink{}, log: &testkit.LockedBuffer{}}
-	var err error
-	r.Shared, err = sharedcache.New(sharedcache.Options{URL: url, PerMinute: perMinute,
-		Logger:       slog.New(slog.NewJSONHandler(r.log, nil)),
+	r := startReplicaWith(t, sharedcache.Options{URL: url, PerMinute: perMinute,
 		Installation: func(context.Context) (string, error) { return id, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { r.Run(ctx, r.sink); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; _ = r.Close() })
 	testkit.Eventually(t, 0, "the feed subscribed", r.Healthy)
 	return r
 }

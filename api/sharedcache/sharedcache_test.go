@@ -46,10 +46,16 @@ type replica struct {
 
 func startReplica(t *testing.T, url string, perMinute int) *replica {
 	t.Helper()
+	return startReplicaWith(t, sharedcache.Options{URL: url, PerMinute: perMinute})
+}
+
+// startReplicaWith starts a replica of o (its Logger writes the replica's log).
+func startReplicaWith(t *testing.T, o sharedcache.Options) *replica {
+	t.Helper()
 	r := &replica{sink: &sink{}, log: &testkit.LockedBuffer{}}
+	o.Logger = slog.New(slog.NewJSONHandler(r.log, nil))
 	var err error
-	r.Shared, err = sharedcache.New(sharedcache.Options{URL: url, PerMinute: perMinute,
-		Logger: slog.New(slog.NewJSONHandler(r.log, nil))})
+	r.Shared, err = sharedcache.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
