@@ -184,32 +184,35 @@ func TestPortalServiceAccount_TokenCarriesNoMoreThanTheAccount(t *testing.T) {
 	}
 }
 
-// A service account acts only through its tokens, so a key no token can
-// carry (admin) is refused, not stored without effect.
-func TestPortalServiceAccount_KeyNoTokenCanCarry_RefusedNamingIt(t *testing.T) {
-	c := newCLI(t)
-	e := c.refused("scope_not_allowed", "portal", "service-account", "create", "--as", "root@example.test",
-		"--name", "deployer", "--permissions", "projects-read-global,admin")
-	if e.Field != "permissions" || !strings.Contains(e.Detail, `"admin"`) {
-		t.Fatalf("refusal: %+v", e)
-	}
-	if n := c.count("SELECT count(*) FROM service_accounts"); n != 0 {
-		t.Fatalf("%d service accounts after the refusal", n)
-	}
-}
-
-// TestPortalTokenCreate_UnknownServiceAccount_RefusalNamesTheField: minting
-// for a service account that does not exist is refused naming the field
-// (service_account, as the portal's form calls it), and nothing is minted.
-func TestPortalTokenCreate_UnknownServiceAccount_RefusalNamesTheField(t *testing.T) {
-	c := newCLI(t)
-	e := c.refused("service_account_not_found", "portal", "token", "create", "--as", "root@example.test",
-		"--name", "ci", "--scopes", "ai-read-global", "--service-account", "nope")
-	if e.Field != "service_account" || !strings.Contains(e.Detail, `"nope"`) {
-		t.Fatalf("refusal: %+v", e)
-	}
-	if n := c.count("SELECT count(*) FROM api_tokens"); n != 0 {
-		t.Fatalf("%d tokens after the refusal", n)
+// TestPortalCredentials_Refused_NamesTheFieldCreatesNothing: a refused
+// service account or token names the field and the value at fault, and
+// nothing is created. A service account acts only through its tokens, so
+// a key no token can carry (admin) is refused, not stored without effect;
+// minting for a service account that does not exist names service_account,
+// as the portal's form calls it.
+func TestPortalCredentials_Refused_NamesTheFieldCreatesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name, code, field, value, table string
+		args                            []string
+	}{
+		{"admin key", "scope_not_allowed", "permissions", `"admin"`, "service_accounts",
+			[]string{"service-account", "create", "--name", "deployer",
+				"--permissions", "projects-read-global,admin"}},
+		{"unknown service account", "service_account_not_found", "service_account", `"nope"`, "api_tokens",
+			[]string{"token", "create", "--name", "ci", "--scopes", "ai-read-global",
+				"--service-account", "nope"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCLI(t)
+			args := append([]string{"portal"}, tc.args...)
+			e := c.refused(tc.code, append(args, "--as", "root@example.test")...)
+			if e.Field != tc.field || !strings.Contains(e.Detail, tc.value) {
+				t.Fatalf("refusal: %+v", e)
+			}
+			if n := c.count("SELECT count(*) FROM " + tc.table); n != 0 {
+				t.Fatalf("%d rows in %s after the refusal", n, tc.table)
+			}
+		})
 	}
 }
 
