@@ -79,5 +79,5 @@ func (f *failureLimit) failed(ctx context.Context, addr netip.Addr) {
 func tooManyFailures(wait time.Duration) error {
 	return &resources.Error{Kind: resources.KindTooManyRequests, Code: resources.CodeRateLimited, RetryAfter: wait,
 		Detail: "more than " + strconv.Itoa(AuthFailuresPerMinute) + " failed authentications a minute from this " +
-			"address; retry with a valid token after retry_after_seconds (the Retry-After header)"}
+			"address; retry with a valid token after " + resources.RetryAfterWords}
 }

@@ -27,7 +27,7 @@ func faultProblem(err error) *Problem {
 	if transientFault(err) {
 		return &Problem{Status: http.StatusServiceUnavailable, Code: resources.CodeUnavailable,
 			Detail: "the service's database is unavailable or too slow; " +
-				"retry after retry_after_seconds (the Retry-After header)",
+				"retry after " + resources.RetryAfterWords,
 			retryAfter: unavailableRetryAfter, cause: err}
 	}
 	return &Problem{Status: http.StatusInternalServerError, cause: err}

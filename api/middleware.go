@@ -154,7 +154,7 @@ func (s *Server) charge(ctx context.Context, tokenID int64, cost int,
 		retryAfter: d.RetryAfter, retryZero: true,
 		Detail: "the token's budget of " + strconv.Itoa(d.Limit) + " units (refilled at " +
 			strconv.Itoa(d.Limit/60) + " a second) is spent; " +
-			"retry after retry_after_seconds (the Retry-After header)"}
+			"retry after " + resources.RetryAfterWords}
 }
 
 // contentType refuses a request body whose media type the operation does not

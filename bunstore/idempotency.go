@@ -57,7 +57,7 @@ func (s *Store) Begin(ctx context.Context, r resources.IdempotencyRequest) (reso
 func inProgress() *resources.Error {
 	e := resources.Errorf(resources.KindTooManyRequests, resources.CodeIdempotencyInProgress,
 		"a request with this Idempotency-Key is still running; "+
-			"retry after retry_after_seconds (the Retry-After header)")
+			"retry after "+resources.RetryAfterWords)
 	e.RetryAfter = resources.IdempotencyRetryAfter
 	return e
 }

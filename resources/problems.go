@@ -67,6 +67,11 @@ func ProblemByCode(code string) (ProblemCode, bool) {
 	return c, ok
 }
 
+// RetryAfterWords ends the detail of every answer a retry cures later: it
+// names retry_after_seconds, the member an MCP agent sees, with the header
+// an HTTP client sees.
+const RetryAfterWords = "retry_after_seconds (the Retry-After header)"
+
 // ProblemTitle is the title of code's problem type (RFC 9457: a short
 // summary that does not change from one occurrence to the next): the HTTP
 // reason phrase of its status in the catalogue, the title a REST problem of
