@@ -215,6 +215,40 @@ func TestMCP_Prompts_OfferedOnlyWithEveryToolTheyUse(t *testing.T) {
 	}
 }
 
+// A prompt argument's description points to the tool that lists its
+// values only for a token that can call that tool, as the -32602 of a
+// value off its pattern does.
+func TestMCP_PromptsList_ArgumentNamesItsListerOnlyWhenCallable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	for _, c := range []struct {
+		name   string
+		scopes []string
+		want   string
+	}{
+		{"releases only", []string{resources.PermReleasesRead}, "The project's id"},
+		{"with projects", []string{resources.PermReleasesRead, resources.PermProjectsRead},
+			"The project's id (list-projects finds it)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lp, err := e.client(e.token(c.scopes...), nil, false).ListPrompts(t.Context(),
+				mcp.ListPromptsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for _, p := range lp.Prompts {
+				if p.Name == "release-readiness" && len(p.Arguments) == 1 {
+					got = p.Arguments[0].Description
+				}
+			}
+			if got != c.want {
+				t.Fatalf("project_id's description %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
 func TestMCP_LoggingSetLevel(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t).enableAPI()

@@ -37,7 +37,7 @@ var prompts = []prompt{
 		desc: "What each environment of a project runs, what awaits approval and whether PROD data is locked.",
 		uses: []string{"get-release-state", "list-release-operations"},
 		args: []mcp.PromptOption{mcp.WithArgument("project_id", mcp.RequiredArgument(),
-			mcp.ArgumentDescription("The project's id (list-projects finds it)"))},
+			mcp.ArgumentDescription("The project's id"))},
 		text: func(a map[string]string) string {
 			return "Is project " + a["project_id"] + " ready to release? Call get-release-state with project_id=" +
 				a["project_id"] + " for the versions per environment and component, the PROD data lock and the " +
@@ -97,9 +97,29 @@ func (m *MCP) visiblePrompts(ctx context.Context, ps []mcp.Prompt) []mcp.Prompt 
 	if !ok {
 		return ps
 	}
-	return slices.DeleteFunc(slices.Clone(ps), func(p mcp.Prompt) bool {
+	ps = slices.DeleteFunc(slices.Clone(ps), func(p mcp.Prompt) bool {
 		return slices.ContainsFunc(m.promptUses[p.Name], func(s toolSpec) bool { return !outer.offers(s) })
 	})
+	for i := range ps {
+		ps[i] = m.withListers(ctx, ps[i])
+	}
+	return ps
+}
+
+// withListers is p with each argument's description naming the tool that
+// lists its values ("(list-projects finds it)"), when a tool the prompt
+// uses has one for that argument and the caller can call it.
+func (m *MCP) withListers(ctx context.Context, p mcp.Prompt) mcp.Prompt {
+	p.Arguments = slices.Clone(p.Arguments)
+	for i, a := range p.Arguments {
+		for _, s := range m.promptUses[p.Name] {
+			if l := s.listers[a.Name]; l != "" && m.callable(ctx, l) {
+				p.Arguments[i].Description += " (" + l + " finds it)"
+				break
+			}
+		}
+	}
+	return p
 }
 
 // checkPromptArguments refuses a prompts/get of an offered prompt that
