@@ -61,6 +61,16 @@ func personByEmail(ctx context.Context, db bun.IDB, email string) (personRow, er
 	return p, err
 }
 
+// ActingPerson is the session actor of the person by names (--as EMAIL)
+// when that person is active and holds one of anyOf; else the refusal a
+// portal write would give. Commands call it before reading their input,
+// so someone without the permission learns nothing of it; the write
+// checks again inside its transaction.
+func (s *Store) ActingPerson(ctx context.Context, by resources.Actor,
+	anyOf ...string) (resources.Actor, error) {
+	return sessionActor(ctx, s.db, by, anyOf...)
+}
+
 // sessionActor resolves the signed-in person a portal action is done as (by.Label,
 // an e-mail): an active person holding at least one of the keys (none: any
 // person), with by's request id and source address.

@@ -111,6 +111,11 @@ func licenceInstall(opts *Options, out io.Writer) *cobra.Command {
 	var as, file string
 	cmd := &cobra.Command{Use: "install", Short: "Verify and install a licence bundle", Args: cobra.NoArgs,
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
+			by := resources.Actor{Label: as} // permission first, as the portal's page checks it
+			if _, err := m.store.ActingPerson(c.Context(), by, resources.PermLicenceAdmin,
+				resources.PermAdmin); err != nil {
+				return err
+			}
 			raw, err := readBundle(c, file)
 			if err != nil {
 				return err
@@ -119,7 +124,7 @@ func licenceInstall(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := v.Install(c.Context(), m.store, m.store.InstallLicenceAs, resources.Actor{Label: as}, raw, m.now())
+			l, err := v.Install(c.Context(), m.store, m.store.InstallLicenceAs, by, raw, m.now())
 			if err != nil {
 				return err
 			}

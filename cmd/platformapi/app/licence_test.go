@@ -59,6 +59,20 @@ func TestPortalLicence_InstallVerifiesAuditsAsSessionAndNeedsLicenceAdmin(t *tes
 	c.refused(resources.CodeForbidden, "portal", "licence", "install", "--as", "eve@example.test", "--bundle", c.bundleFile(p))
 }
 
+// The acting person's permission is checked before the bundle, as the
+// portal's page does: someone without licence-admin-global learns nothing
+// of a bundle (not whether it is valid, nor whether its file is readable).
+func TestPortalLicence_InstallWithoutPermission_ForbiddenBeforeTheBundleIsRead(t *testing.T) {
+	c := newBareCLI(t)
+	c.ok("portal", "user", "create", "--email", "eve@example.test", "--name", "Eve")
+	other := licencetest.Payload("someone-else", time.Now())
+	// another installation's bundle, and a file that cannot be read
+	for _, file := range []string{c.bundleFile(other), filepath.Join(t.TempDir(), "missing.bundle")} {
+		c.refused(resources.CodeForbidden, "portal", "licence", "install", "--as", "eve@example.test",
+			"--bundle", file)
+	}
+}
+
 // The demo licence is trusted by demo mode only: the same database read
 // without --demo shows it invalid, and its bundle cannot be installed.
 func TestDemoLicence_TrustedOnlyInDemoMode(t *testing.T) {
