@@ -2,6 +2,9 @@ package sharedcache_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"platformapi/api/sharedcache"
@@ -56,5 +59,29 @@ func TestShared_TwoInstallationsOnOneRedis_ShareNeitherBudgetsNorChanges(t *test
 	})
 	if got, _ := staging2.sink.got(); len(got) != 1 {
 		t.Fatalf("staging received prod's change: %v", got)
+	}
+}
+
+// While the installation id cannot be read (PostgreSQL down at start),
+// the replica serves with its own budgets, and its log says that cause,
+// not that Redis is unreachable: Redis answers.
+func TestShared_InstallationIDUnreadable_LogNamesItNotRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	r := startReplicaWith(t, sharedcache.Options{URL: srv.URL(), PerMinute: 10,
+		Installation: func(context.Context) (string, error) {
+			return "", errors.New("dial tcp 127.0.0.1:5432: connection refused")
+		}})
+	testkit.Eventually(t, 0, "the fallback logged", func() bool { return r.log.String() != "" })
+	var line struct{ Msg, Error string }
+	first, _, _ := strings.Cut(r.log.String(), "\n")
+	if err := json.Unmarshal([]byte(first), &line); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(line.Msg, "Redis) unreachable") || !strings.Contains(line.Msg, "installation id") ||
+		!strings.Contains(line.Error, "connection refused") {
+		t.Fatalf("log line %s", first)
+	}
+	if refused := take(t, "token:1", 10, r); refused != 0 {
+		t.Fatalf("the replica's own budget: %d of 10 refused", refused)
 	}
 }

@@ -9,6 +9,7 @@ package sharedcache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -169,7 +170,7 @@ func (s *Shared) name(ctx context.Context, name string) (string, error) {
 	if s.install != nil {
 		id, err := s.install(ctx)
 		if err != nil {
-			return "", fmt.Errorf("read the installation id: %w", err)
+			return "", fmt.Errorf("%w: %w", errNoInstallation, err)
 		}
 		prefix += id + ":"
 	}
@@ -198,9 +199,18 @@ func (s *Shared) setHealthy(up bool, cause error) {
 		return
 	}
 	s.fallback.Set(1)
-	s.logger.Warn("shared cache (Redis) unreachable: rate limits are per replica and credentials are re-checked "+
-		"against PostgreSQL by interval until it returns", "error", errText(cause))
+	why, until := "shared cache (Redis) unreachable", "it returns"
+	if errors.Is(cause, errNoInstallation) { // Redis answers; the names in it cannot be scoped yet
+		why = "shared cache (Redis) not in use: the installation id could not be read from PostgreSQL"
+		until = "it can be read"
+	}
+	s.logger.Warn(why+": rate limits are per replica and credentials are re-checked "+
+		"against PostgreSQL by interval until "+until, "error", errText(cause))
 }
+
+// errNoInstallation wraps a failure to read the installation id, which
+// every name in Redis carries.
+var errNoInstallation = errors.New("read the installation id")
 
 // suspect is called when a command to Redis failed: the replica falls back
 // now, and the feed re-subscribes (flushing the cache) once Redis answers.
