@@ -188,22 +188,36 @@ func TestPortalServiceAccount_TokenCarriesNoMoreThanTheAccount(t *testing.T) {
 // service account or token names the field and the value at fault, and
 // nothing is created. A service account acts only through its tokens, so
 // a key no token can carry (admin) is refused, not stored without effect;
-// minting for a service account that does not exist names service_account,
-// as the portal's form calls it.
+// minting for a service account that does not exist, or is disabled, names
+// service_account, as the portal's form calls it.
 func TestPortalCredentials_Refused_NamesTheFieldCreatesNothing(t *testing.T) {
+	mintFor := func(account string) []string {
+		return []string{"token", "create", "--name", "ci", "--scopes", "ai-read-global",
+			"--service-account", account}
+	}
 	for _, tc := range []struct {
 		name, code, field, value, table string
 		args                            []string
+		disabled                        string // a service account created and disabled first
 	}{
 		{"admin key", "scope_not_allowed", "permissions", `"admin"`, "service_accounts",
 			[]string{"service-account", "create", "--name", "deployer",
-				"--permissions", "projects-read-global,admin"}},
+				"--permissions", "projects-read-global,admin"}, ""},
 		{"unknown service account", "service_account_not_found", "service_account", `"nope"`, "api_tokens",
-			[]string{"token", "create", "--name", "ci", "--scopes", "ai-read-global",
-				"--service-account", "nope"}},
+			mintFor("nope"), ""},
+		{"disabled service account", "principal_disabled", "service_account", `"ci-bot"`, "api_tokens",
+			mintFor("ci-bot"), "ci-bot"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCLI(t)
+			if tc.disabled != "" { // no command disables an account: the table is changed directly
+				c.ok("portal", "service-account", "create", "--as", "root@example.test", "--name", tc.disabled,
+					"--permissions", "ai-read-global")
+				if c.count("WITH d AS (UPDATE service_accounts SET status = 'disabled' RETURNING 1) "+
+					"SELECT count(*) FROM d") != 1 {
+					t.Fatal("no account disabled")
+				}
+			}
 			args := append([]string{"portal"}, tc.args...)
 			e := c.refused(tc.code, append(args, "--as", "root@example.test")...)
 			if e.Field != tc.field || !strings.Contains(e.Detail, tc.value) {
