@@ -102,3 +102,25 @@ func TestPortalTokens_Minted_CurlExampleNamesTheServer(t *testing.T) {
 		t.Fatalf("the curl example does not name %s:\n%s", want, body)
 	}
 }
+
+// TestPortalPages_SignedOutOrSigningOut_FrontPageSaysWhy: a page opened
+// without a session, and the sign-out, land on the front page with a
+// sentence saying why (sign in first; signed out), not a bare front page.
+func TestPortalPages_SignedOutOrSigningOut_FrontPageSaysWhy(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.person("ada@example.test", "Ada Lovelace")
+	res, _ := w.do(http.MethodGet, w.url+"/portal/tokens", nil)
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/portal/?") {
+		t.Fatalf("GET /portal/tokens signed out: %d %s", res.StatusCode, loc)
+	}
+	if page := w.get(loc); !strings.Contains(page, "Sign in to open that page") {
+		t.Errorf("the front page does not say to sign in first:\n%s", page)
+	}
+	w.signIn(verifiedUser("ada@example.test"), "r")
+	res, _ = w.do(http.MethodPost, w.url+"/portal/logout", http.Header{"Sec-Fetch-Site": {"same-origin"}})
+	loc = res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.Contains(w.get(loc), "You are signed out") {
+		t.Errorf("sign-out: %d to %s, which does not say so", res.StatusCode, loc)
+	}
+}

@@ -173,7 +173,7 @@ func TestPortalPages_SignedOut_NothingDone(t *testing.T) {
 	w.personWith("ada@example.test", "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
 	for _, p := range []string{"/portal/tokens", "/portal/approvals", "/portal/admin"} {
 		if res, _ := w.do(http.MethodGet, w.url+p, nil); res.StatusCode != http.StatusSeeOther ||
-			res.Header.Get("Location") != "/portal/" {
+			res.Header.Get("Location") != "/portal/?done=sign-in-first" {
 			t.Fatalf("GET %s signed out: %d %s", p, res.StatusCode, res.Header.Get("Location"))
 		}
 	}
