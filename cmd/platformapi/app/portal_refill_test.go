@@ -124,3 +124,31 @@ func TestPortalPages_SignedOutOrSigningOut_FrontPageSaysWhy(t *testing.T) {
 		t.Errorf("sign-out: %d to %s, which does not say so", res.StatusCode, loc)
 	}
 }
+
+// TestPortalPages_RowActions_NameTheirRow: the buttons and fields repeated
+// on every row (Revoke, Extend and its days, Give and its role) have
+// accessible names that say which token or person they act on, so a
+// screen reader does not read "Revoke" ten times.
+func TestPortalPages_RowActions_NameTheirRow(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.personWith("root@example.test", "Root", resources.PermAdmin, resources.PermAPITokensAdmin,
+		resources.PermTenancyRead)
+	w.signedInAs("root@example.test")
+	if res, body := w.post("/portal/tokens", url.Values{"name": {"laptop"},
+		"scopes": {resources.PermTenancyRead}, "days": {"7"}}, "r"); res.StatusCode != http.StatusOK {
+		t.Fatalf("mint: %d\n%s", res.StatusCode, body)
+	}
+	tokens, admin := w.get("/portal/tokens"), w.get("/portal/admin")
+	for _, want := range []string{`aria-label="Revoke the token laptop"`,
+		`aria-label="Extend the token laptop"`, `aria-label="Days from now until laptop expires"`} {
+		if !strings.Contains(tokens, want) {
+			t.Errorf("tokens page: no %s", want)
+		}
+	}
+	for _, want := range []string{`aria-label="Role to give root@example.test"`,
+		`aria-label="Give root@example.test the chosen role"`} {
+		if !strings.Contains(admin, want) {
+			t.Errorf("admin page: no %s", want)
+		}
+	}
+}
