@@ -19,6 +19,22 @@ type adminPage struct {
 	Licence  resources.Licence
 	Remedy   string                 // what the licence's state asks of an operator
 	Keys     []resources.Permission // the catalogue, for the new role form
+	Form     postedForm             // a refused form as posted, to refill it
+}
+
+// postedForm is a refused form of the page as posted: Path names its action
+// ("users", "roles", "licence"); the other forms stay empty.
+type postedForm struct {
+	Path   string
+	Values url.Values
+}
+
+// For is the posted values when path is the refused form's, else none.
+func (f postedForm) For(path string) url.Values {
+	if f.Path != path {
+		return nil
+	}
+	return f.Values
 }
 
 // routeAdmin registers the Administration page and its actions.
@@ -43,17 +59,19 @@ func (h *Handler) routeAdmin(mux *http.ServeMux) {
 		{"roles", "portal-role-create", "creating a role",
 			"creates a role (`name`, `description`, `permissions`)", h.createRole},
 	} {
-		h.handle(mux, "POST /portal/admin/"+a.path, h.signedIn(a.id, h.adminAction(a.doing, a.act)), a.doc)
+		act := h.adminAction(a.path, a.doing, a.act)
+		h.handle(mux, "POST /portal/admin/"+a.path, h.signedIn(a.id, act), a.doc)
 	}
 }
 
 // admin shows the page to administrators; others are told what it needs.
 func (h *Handler) admin(w http.ResponseWriter, r *http.Request, p resources.Session) {
-	h.showAdmin(w, r, p, http.StatusOK, view{Notice: notice(r)})
+	h.showAdmin(w, r, p, http.StatusOK, view{Notice: notice(r)}, postedForm{})
 }
 
 // showAdmin renders the Administration page (403 without admin).
-func (h *Handler) showAdmin(w http.ResponseWriter, r *http.Request, p resources.Session, status int, v view) {
+func (h *Handler) showAdmin(w http.ResponseWriter, r *http.Request, p resources.Session,
+	status int, v view, form postedForm) {
 	v.Title, v.Person = "Administration", &p
 	if !slices.Contains(p.Permissions, resources.PermAdmin) {
 		v.Problem = "The Administration page needs the permission admin; ask an administrator."
@@ -65,6 +83,7 @@ func (h *Handler) showAdmin(w http.ResponseWriter, r *http.Request, p resources.
 		h.fault(w, r, "reading the administration page", err)
 		return
 	}
+	pg.Form = form
 	v.Page = pg
 	h.render(w, r, status, adminTemplate, v)
 }
@@ -101,8 +120,8 @@ var errUnreadableForm = resources.Invalid("form", resources.CodeValidationFailed
 // adminAction is an action of the Administration page: act runs with the
 // posted form as the signed-in person and names the notice to show; the
 // browser then goes back to the page, or sees it again with the rule's
-// words when act is refused.
-func (h *Handler) adminAction(doing string,
+// words and the form at path refilled when act is refused.
+func (h *Handler) adminAction(path, doing string,
 	act func(r *http.Request, by resources.Actor, form url.Values) (string, error)) personHandler {
 	return func(w http.ResponseWriter, r *http.Request, p resources.Session) {
 		key, err := "", r.ParseForm()
@@ -112,16 +131,24 @@ func (h *Handler) adminAction(doing string,
 			key, err = act(r, actingAs(r, p), r.PostForm)
 		}
 		if err != nil {
-			h.refused(w, r, p, doing, err, func(status int, v view) { h.showAdmin(w, r, p, status, v) })
+			h.refused(w, r, p, doing, err, func(status int, v view) {
+				h.showAdmin(w, r, p, status, v, postedForm{Path: path, Values: r.PostForm})
+			})
 			return
 		}
 		done(w, r, Path+"admin", key)
 	}
 }
 
-// switchAPI turns the API and MCP on or off (needs admin).
+// switchAPI turns the API and MCP on or off (needs admin); enabled is
+// "true" or "false", anything else changes nothing.
 func (h *Handler) switchAPI(r *http.Request, by resources.Actor, form url.Values) (string, error) {
-	on := form.Get("enabled") == "true"
+	e := form.Get("enabled")
+	if e != "true" && e != "false" {
+		return "", resources.Invalid("enabled", resources.CodeValidationFailed,
+			"enabled must be true or false, got %q", e)
+	}
+	on := e == "true"
 	_, err := h.cfg.Actions.SetAPIEnabled(r.Context(), by, on)
 	return map[bool]string{true: "api-enabled", false: "api-disabled"}[on], err
 }

@@ -41,8 +41,8 @@ func (h *Handler) routePages(mux *http.ServeMux) {
 type personHandler func(w http.ResponseWriter, r *http.Request, p resources.Session)
 
 // signedIn serves next for a signed-in person; anyone else is sent to the
-// front page to sign in (a form post is refused: nothing is done). A
-// session the store cannot read answers the fault page.
+// front page, which says to sign in (a form post is refused: nothing is
+// done). A session the store cannot read answers the fault page.
 func (h *Handler) signedIn(id string, next personHandler) http.HandlerFunc {
 	return labelled(id, func(w http.ResponseWriter, r *http.Request) {
 		p, ok, err := h.session(w, r)
@@ -52,7 +52,7 @@ func (h *Handler) signedIn(id string, next personHandler) http.HandlerFunc {
 		case ok:
 			next(w, r, p)
 		case r.Method == http.MethodGet:
-			http.Redirect(w, r, Path, http.StatusSeeOther)
+			done(w, r, Path, "sign-in-first")
 		default:
 			h.refuse(w, r, http.StatusForbidden,
 				"Your session has ended: sign in again, then repeat the action.")
@@ -83,6 +83,9 @@ var notices = map[string]string{
 	"role-granted":      "The role is granted (effective on the person's next request).",
 	"role-revoked":      "The role is taken away (effective on the person's next request).",
 	"licence-installed": "The licence is installed.",
+	"signed-out":        "You are signed out.",
+	"sign-in-first": "Sign in to open that page: you are not signed in, or your session " +
+		"has ended.",
 }
 
 // done sends the browser back to page with the notice under key (PRG: a

@@ -159,7 +159,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // index shows who is signed in with a sign-out button, or a sign-in link.
 func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	v := view{Title: "Profile", Page: indexPage{Configured: h.oidc != nil, Demo: h.cfg.Demo}}
+	v := view{Title: "Profile", Notice: notice(r),
+		Page: indexPage{Configured: h.oidc != nil, Demo: h.cfg.Demo}}
 	s, ok, err := h.session(w, r)
 	if err != nil {
 		h.fault(w, r, "reading a session", err)
@@ -201,7 +202,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.setCookie(w, r, sessionCookie, "", -1)
-	http.Redirect(w, r, Path, http.StatusSeeOther)
+	done(w, r, Path, "signed-out")
 }
 
 // actorOf is the request's id and client address, for the audit row.

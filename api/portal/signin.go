@@ -59,9 +59,14 @@ func (c *oidcClient) oauth(p *oidc.Provider, r *http.Request) *oauth2.Config {
 }
 
 // baseURL is --portal-url, else the request's scheme and host.
-func (c *oidcClient) baseURL(r *http.Request) string {
-	if c.cfg.BaseURL != "" {
-		return strings.TrimRight(c.cfg.BaseURL, "/")
+func (c *oidcClient) baseURL(r *http.Request) string { return baseURL(c.cfg, r) }
+
+// baseURL is the installation's address as the browser reaches it:
+// --portal-url, else the request's scheme and host (the API is at
+// baseURL/api/v1).
+func baseURL(cfg *Config, r *http.Request) string {
+	if cfg.BaseURL != "" {
+		return strings.TrimRight(cfg.BaseURL, "/")
 	}
 	scheme := "http"
 	if r.TLS != nil {

@@ -3,6 +3,7 @@ package portal
 import (
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ type tokensPage struct {
 	Scopes        []string                   // keys the person may put on a token
 	CanAdmin      bool                       // holds api-tokens-admin-global
 	Form          tokenForm                  // the refused form, refilled
+	Account       url.Values                 // the refused new service account, refilled
 	DefaultDays   int
 	MaxDays       int
 }
@@ -42,6 +44,13 @@ type tokenRows struct {
 // newTokenRows is the table of lines on pg (a template function).
 func newTokenRows(lines []tokenLine, pg tokensPage) tokenRows {
 	return tokenRows{Lines: lines, CanAdmin: pg.CanAdmin, DefaultDays: pg.DefaultDays, MaxDays: pg.MaxDays}
+}
+
+// mintedPage is the answer to a mint: the value, shown this once, and the
+// API's whoami address for the example that uses it.
+type mintedPage struct {
+	resources.MintedToken
+	WhoAmI string
 }
 
 // tokenForm is the mint form as posted.
@@ -80,8 +89,18 @@ func (h *Handler) tokens(w http.ResponseWriter, r *http.Request, p resources.Ses
 // showTokens renders the tokens page with v's notice or problem.
 func (h *Handler) showTokens(w http.ResponseWriter, r *http.Request, p resources.Session, status int, v view,
 	form tokenForm) {
+	h.showTokensPage(w, r, p, status, v, form, nil)
+}
+
+// showTokensPage renders the tokens page with the mint form filled from
+// form; refill, when set, fills in another refused form.
+func (h *Handler) showTokensPage(w http.ResponseWriter, r *http.Request, p resources.Session,
+	status int, v view, form tokenForm, refill func(*tokensPage)) {
 	pg := tokensPage{CanAdmin: slices.Contains(p.Permissions, resources.PermAPITokensAdmin), Form: form,
 		DefaultDays: resources.TokenDefaultDays, MaxDays: resources.TokenMaxDays}
+	if refill != nil {
+		refill(&pg)
+	}
 	for _, k := range p.Permissions {
 		if resources.TokenAllowed(k) {
 			pg.Scopes = append(pg.Scopes, k)
@@ -130,7 +149,9 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, p resource
 	if err == nil {
 		var minted resources.MintedToken
 		if minted, err = h.cfg.Actions.CreateToken(r.Context(), actingAs(r, p), t); err == nil {
-			h.render(w, r, http.StatusOK, mintedTemplate, view{Title: "Your new token", Person: &p, Page: minted})
+			pg := mintedPage{MintedToken: minted, WhoAmI: baseURL(&h.cfg, r) + "/api/v1/whoami"}
+			v := view{Title: "Your new token", Person: &p, Page: pg}
+			h.render(w, r, http.StatusOK, mintedTemplate, v)
 			return
 		}
 	}

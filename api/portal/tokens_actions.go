@@ -52,13 +52,22 @@ func (h *Handler) createServiceAccount(w http.ResponseWriter, r *http.Request, p
 		done(w, r, Path+"tokens", "account-created")
 		return
 	}
-	h.refused(w, r, p, "creating a service account", err, h.tokensPage(w, r, p))
+	h.refused(w, r, p, "creating a service account", err, func(status int, v view) {
+		h.showTokensWith(w, r, p, status, v, func(pg *tokensPage) { pg.Account = r.PostForm })
+	})
 }
 
 // tokensPage shows the tokens page again (with an empty mint form) after a
 // refused action.
 func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, p resources.Session) func(int, view) {
 	return func(status int, v view) {
-		h.showTokens(w, r, p, status, v, tokenForm{Days: resources.TokenDefaultDays})
+		h.showTokensWith(w, r, p, status, v, nil)
 	}
+}
+
+// showTokensWith renders the tokens page with an empty mint form; refill,
+// when set, puts a refused form's values into the page.
+func (h *Handler) showTokensWith(w http.ResponseWriter, r *http.Request, p resources.Session,
+	status int, v view, refill func(*tokensPage)) {
+	h.showTokensPage(w, r, p, status, v, tokenForm{Days: resources.TokenDefaultDays}, refill)
 }

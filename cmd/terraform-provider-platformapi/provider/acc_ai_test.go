@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -159,6 +160,36 @@ data "platformapi_ai_gateway" "gw" {
 				resource.TestCheckResourceAttr("data.platformapi_ai_nodes.fra1", "items.0.models.0.model", "coder"),
 				resource.TestCheckResourceAttr("data.platformapi_ai_gateway.gw", "tiers.0", "standard"),
 			),
+		}, {
+			Config: a.provider(a.destroyer, true),
+		}},
+	})
+}
+
+// TestAcc_GatewayKeyImported_PlansNoChange: a key imported into a
+// configuration that matches it (return_value left at its default) plans
+// no change; it planned an in-place update (return_value null to false,
+// status and value unknown) that did nothing.
+func TestAcc_GatewayKeyImported_PlansNoChange(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	body := map[string]any{"name": "shop", "tier": "chat"}
+	r := a.Do("POST", "/api/v1/ai/gateway/keys", a.token, body)
+	if r.Status != 201 {
+		t.Fatalf("create key: %d %s", r.Status, r.Body)
+	}
+	var key struct{ ID string }
+	if err := json.Unmarshal(r.Body, &key); err != nil {
+		t.Fatal(err)
+	}
+	cfg := a.provider(a.token, false) +
+		"resource \"platformapi_ai_gateway_key\" \"k\" {\n  name = \"shop\"\n  tier = \"chat\"\n}\n"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config: cfg, ResourceName: gwKey, ImportState: true, ImportStateId: key.ID,
+			ImportStatePersist: true,
+		}, {
+			Config: cfg, PlanOnly: true,
 		}, {
 			Config: a.provider(a.destroyer, true),
 		}},

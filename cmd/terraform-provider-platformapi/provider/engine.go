@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -95,6 +96,23 @@ func (r *genericResource) ImportState(ctx context.Context, req resource.ImportSt
 		return
 	}
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+	r.importDefaults(ctx, resp)
+}
+
+// importDefaults gives an imported resource's local attributes with a
+// default (return_value) that default: the API does not hold them, and a
+// null would plan an update that changes nothing.
+func (r *genericResource) importDefaults(ctx context.Context, resp *resource.ImportStateResponse) {
+	for _, name := range r.k.local {
+		a, ok := r.k.schema.Attributes[name].(schema.BoolAttribute)
+		if !ok || a.Default == nil {
+			continue
+		}
+		var d defaults.BoolResponse
+		a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: path.Root(name)}, &d)
+		resp.Diagnostics.Append(d.Diagnostics...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), d.PlanValue)...)
+	}
 }
 
 // Create sends the create with its derived Idempotency-Key and stores the answer.
