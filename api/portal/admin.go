@@ -23,7 +23,8 @@ type adminPage struct {
 }
 
 // postedForm is a refused form of the page as posted: Path names its action
-// ("users", "roles", "licence"); the other forms stay empty.
+// ("users", "roles"); the other forms stay empty, and a licence bundle is
+// never put back (a licence is a secret the server does not send).
 type postedForm struct {
 	Path   string
 	Values url.Values

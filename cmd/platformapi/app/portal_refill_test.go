@@ -9,9 +9,10 @@ import (
 	"platformapi/resources"
 )
 
-// TestPortalAdmin_RefusedForms_KeepWhatWasTyped: a refused new person, new
-// role or licence install shows the page again with what the administrator
-// typed (and only in the form that was posted), as the mint form does.
+// TestPortalAdmin_RefusedForms_KeepWhatWasTyped: a refused new person or
+// new role shows the page again with what the administrator typed (and only
+// in the form that was posted), as the mint form does. A refused licence
+// bundle is not sent back: a licence is a secret the server never sends.
 func TestPortalAdmin_RefusedForms_KeepWhatWasTyped(t *testing.T) {
 	w := startPortal(t, false, false)
 	w.personWith("root@example.test", "Root", resources.PermAdmin)
@@ -21,18 +22,18 @@ func TestPortalAdmin_RefusedForms_KeepWhatWasTyped(t *testing.T) {
 	}
 	w.signedInAs("root@example.test")
 	cases := []struct {
-		path string
-		form url.Values
-		want []string
+		path      string
+		form      url.Values
+		want, not []string
 	}{
 		{"/portal/admin/users", url.Values{"email": {"not-an-address"}, "name": {"Cy Typed"},
 			"roles": {"auditor"}}, []string{`name="email" required maxlength="254" value="not-an-address"`,
-			`value="Cy Typed"`, `name="roles" value="auditor" checked`}},
+			`value="Cy Typed"`, `name="roles" value="auditor" checked`}, nil},
 		{"/portal/admin/roles", url.Values{"name": {"Bad Name!"}, "description": {"reads the log"},
 			"permissions": {resources.PermAuditRead}}, []string{`value="Bad Name!"`, `value="reads the log"`,
-			`name="permissions" value="` + resources.PermAuditRead + `" checked`}},
-		{"/portal/admin/licence", url.Values{"bundle": {"not-a-bundle"}},
-			[]string{`required>not-a-bundle</textarea>`}},
+			`name="permissions" value="` + resources.PermAuditRead + `" checked`}, nil},
+		{"/portal/admin/licence", url.Values{"bundle": {"pasted-bundle-text"}},
+			[]string{`required></textarea>`}, []string{"pasted-bundle-text"}},
 	}
 	for _, c := range cases {
 		res, body := w.post(c.path, c.form, "r")
@@ -42,6 +43,11 @@ func TestPortalAdmin_RefusedForms_KeepWhatWasTyped(t *testing.T) {
 		for _, want := range c.want {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s: the refused form lost what was typed, no %q", c.path, want)
+			}
+		}
+		for _, secret := range c.not {
+			if strings.Contains(body, secret) {
+				t.Errorf("%s: the answer sends back %q", c.path, secret)
 			}
 		}
 		typed := `maxlength="254" value="not-an-address"`
