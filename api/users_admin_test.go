@@ -2,6 +2,9 @@ package api_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"platformapi/api/apitest"
@@ -47,5 +50,46 @@ func TestUsers_RemovingTheLastAdministratorsRole_409(t *testing.T) {
 	}
 	if r := e.Do("PATCH", "/api/v1/users/1", tok, map[string]any{"roles": []string{}}); r.Status != 200 {
 		t.Fatalf("with another administrator: %d %s", r.Status, r.Body)
+	}
+}
+
+// Taking away a role the person does not hold is refused (422, field
+// role, naming both), and giving a role the person already holds changes
+// nothing: neither writes an audit row, as nothing was written.
+func TestUsers_RoleChangesThatChangeNothing_RefusedOrNoAuditRow(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	ctx, admin := context.Background(), resources.Actor{Label: apitest.AdminEmail}
+	if _, err := e.Portal.CreateRole(ctx, admin, resources.Role{Name: "auditor",
+		Permissions: []string{resources.PermAuditRead}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Portal.CreateUser(ctx, admin, resources.NewUser{Email: "ann@example.test",
+		DisplayName: "Ann", Roles: []string{"auditor"}}); err != nil {
+		t.Fatal(err)
+	}
+	events := func() int {
+		var n int
+		err := e.Store.DB().NewRaw("SELECT count(*) FROM audit_events WHERE action LIKE 'user.role_%'").
+			Scan(ctx, &n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	_, err := e.Portal.RevokeRole(ctx, admin, "ann@example.test", "admin")
+	var re *resources.Error
+	if !errors.As(err, &re) || re.Code != resources.CodeValidationFailed || re.Field != "role" ||
+		!strings.Contains(re.Detail, "ann@example.test") || !strings.Contains(re.Detail, `"admin"`) {
+		t.Fatalf("revoking a role not held: %v", err)
+	}
+	u, err := e.Portal.GrantRole(ctx, admin, "ann@example.test", "auditor")
+	if err != nil || !slices.Equal(u.Roles, []string{"auditor"}) {
+		t.Fatalf("granting a role held: %v %v", u.Roles, err)
+	}
+	if n := events(); n != 0 {
+		t.Fatalf("%d role events for changes that changed nothing", n)
+	}
+	if _, err := e.Portal.RevokeRole(ctx, admin, "ann@example.test", "auditor"); err != nil || events() != 1 {
+		t.Fatalf("a real revoke: %v, %d events", err, events())
 	}
 }

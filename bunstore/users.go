@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -151,8 +152,15 @@ func (s *Store) GrantRole(ctx context.Context, by resources.Actor, email, role s
 func (s *Store) RevokeRole(ctx context.Context, by resources.Actor, email, role string) (resources.User, error) {
 	return s.changeRoles(ctx, by, email, "user.role_revoke", func(tx bun.Tx, id int64) error {
 		return guardAdministrators(ctx, tx, id, func() error {
-			_, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)
-			return err
+			res, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err == nil && n == 0 {
+				return resources.Invalid("role", resources.CodeValidationFailed,
+					"%s does not hold the role %q: nothing to take away", email, role)
+			}
+			return nil
 		})
 	})
 }
@@ -176,6 +184,9 @@ func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, acti
 			return err
 		}
 		out = after.user()
+		if slices.Equal(before.Roles, after.Roles) { // a role given again: nothing was written
+			return nil
+		}
 		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "user",
 			entityID: idString(after.ID), before: before, after: after})
 	})
