@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -298,5 +299,39 @@ func TestCustomers_Create_KeyedRetry_OneTenantCreateEvent(t *testing.T) {
 	items, _ := auditItems(t, e, tok, "?action=tenant.create")
 	if len(items) != 1 || items[0]["entity_id"] != tid {
 		t.Fatalf("tenant.create events after a keyed retry: %v", items)
+	}
+}
+
+// TestCustomers_Create_OmittedIndexWhileAnotherWriterTakesIt_201NextFree:
+// "customer_index … when omitted the server allocates the next free index".
+// A writer that takes an index without the allocation lock (an explicit
+// index, the portal) and commits while the allocation waits on it must not
+// turn a request that named no index into 409 customer_index_taken.
+func TestCustomers_Create_OmittedIndexWhileAnotherWriterTakesIt_201NextFree(t *testing.T) {
+	e, tok := customerEnv(t)
+	ctx := context.Background()
+	tx, err := e.Store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO customers (short_name, long_name, vcs_group,
+		primary_contact_email, primary_contact_name, billing_tier, customer_index, default_email_tier,
+		edition, status) VALUES ('OTHER', 'Other writer', 'other', 'a@b.example', 'Someone',
+		'INTERNAL', 1, 3, 'sp', 'active')`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *apitest.Response, 1)
+	go func() { done <- e.Do("POST", "/api/v1/customers", tok, acme()) }()
+	time.Sleep(300 * time.Millisecond) // the allocation picks 1 and waits on the row above
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Status != 201 {
+		t.Fatalf("create without an index: %d %s", r.Status, r.Body)
+	}
+	if idx := r.JSON(t)["customer_index"]; idx != 2.0 {
+		t.Fatalf("customer_index %v, want 2 (the next free one)", idx)
 	}
 }
