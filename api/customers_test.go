@@ -335,3 +335,22 @@ func TestCustomers_Create_OmittedIndexWhileAnotherWriterTakesIt_201NextFree(t *t
 		t.Fatalf("customer_index %v, want 2 (the next free one)", idx)
 	}
 }
+
+// TestCustomers_Create_VCSGroupOfACustomer_409TakenNotCollision: a
+// vcs_group another customer holds is 409 vcs_group_taken, also when that
+// customer's group (adopted while empty, so without the platform's marker)
+// has since filled with projects; vcs_group_collision is for a foreign group.
+func TestCustomers_Create_VCSGroupOfACustomer_409TakenNotCollision(t *testing.T) {
+	e, tok := customerEnv(t)
+	e.VCS.AddEmptyGroup("acme")
+	createCustomer(t, e, tok, acme())
+	e.VCS.HoldCollidingGroup("acme") // the adopted group now holds projects
+	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, acme("short_name", "OTHER")), 409, "vcs_group_taken")
+	tenant := e.Do("POST", "/api/v1/tenants", tok, map[string]any{"customer_id": "1", "slug": "acme-eu", "name": "EU"})
+	if tenant.Status != 201 {
+		t.Fatalf("tenant: %d %s", tenant.Status, tenant.Body)
+	}
+	e.VCS.HoldCollidingGroup("acme-eu")
+	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, acme("short_name", "EU", "vcs_group", "acme-eu")),
+		409, "vcs_group_taken")
+}

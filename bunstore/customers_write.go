@@ -92,9 +92,7 @@ func customerConflict(err error, row *customerRow) error {
 		e.Field = "short_name"
 		return e
 	case uniqueViolation(err, "customers_vcs_group_key"), uniqueViolation(err, "tenants_slug_key"):
-		e := resources.Errorf(resources.KindConflict, resources.CodeVCSGroupTaken, "vcs group %s is taken", row.VCSGroup)
-		e.Field = "vcs_group"
-		return e
+		return resources.VCSGroupTaken(row.VCSGroup)
 	}
 	return err
 }
