@@ -345,12 +345,14 @@ func TestCustomers_Create_VCSGroupOfACustomer_409TakenNotCollision(t *testing.T)
 	e.VCS.AddEmptyGroup("acme")
 	createCustomer(t, e, tok, acme())
 	e.VCS.HoldCollidingGroup("acme") // the adopted group now holds projects
-	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, acme("short_name", "OTHER")), 409, "vcs_group_taken")
-	tenant := e.Do("POST", "/api/v1/tenants", tok, map[string]any{"customer_id": "1", "slug": "acme-eu", "name": "EU"})
+	other := acme("short_name", "OTHER")
+	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, other), 409, "vcs_group_taken")
+	tenant := e.Do("POST", "/api/v1/tenants", tok,
+		map[string]any{"customer_id": "1", "slug": "acme-eu", "name": "EU"})
 	if tenant.Status != 201 {
 		t.Fatalf("tenant: %d %s", tenant.Status, tenant.Body)
 	}
 	e.VCS.HoldCollidingGroup("acme-eu")
-	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, acme("short_name", "EU", "vcs_group", "acme-eu")),
-		409, "vcs_group_taken")
+	eu := acme("short_name", "EU", "vcs_group", "acme-eu")
+	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, eu), 409, "vcs_group_taken")
 }

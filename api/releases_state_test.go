@@ -23,7 +23,8 @@ func TestReleases_State_OneSnapshot_AFinishingPromotionNeverVanishes(t *testing.
 	}
 	defer tx.Rollback()
 	// The lock holds the read after its deployments, before its open operations.
-	if _, err := tx.ExecContext(ctx, "LOCK TABLE release_operations IN ACCESS EXCLUSIVE MODE"); err != nil {
+	lock := "LOCK TABLE release_operations IN ACCESS EXCLUSIVE MODE"
+	if _, err := tx.ExecContext(ctx, lock); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *apitest.Response, 1)
@@ -32,7 +33,8 @@ func TestReleases_State_OneSnapshot_AFinishingPromotionNeverVanishes(t *testing.
 	for _, sql := range []string{
 		"UPDATE release_operations SET status = 'succeeded', finished_at = now() WHERE id = ?",
 		`INSERT INTO deployments (project_id, env, component, version, reported_at, reported_by)
-			SELECT project_id, 'prod', 'app-api', version, now(), 'pipeline:t' FROM release_operations WHERE id = ?`,
+			SELECT project_id, 'prod', 'app-api', version, now(), 'pipeline:t'
+			FROM release_operations WHERE id = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, sql, rid); err != nil {
 			t.Fatal(err)
@@ -53,8 +55,9 @@ func waitForLockWait(t *testing.T, e *apitest.Env, table string) {
 	t.Helper()
 	for range 200 {
 		var n int
-		if err := e.Store.DB().NewRaw(`SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-			WHERE c.relname = ? AND NOT l.granted`, table).Scan(context.Background(), &n); err != nil {
+		q := e.Store.DB().NewRaw(`SELECT count(*) FROM pg_locks l
+			JOIN pg_class c ON c.oid = l.relation WHERE c.relname = ? AND NOT l.granted`, table)
+		if err := q.Scan(context.Background(), &n); err != nil {
 			t.Fatal(err)
 		}
 		if n > 0 {

@@ -31,7 +31,7 @@ func insertCustomer(ctx context.Context, tx bun.Tx, c resources.CustomerCreate) 
 			return nil, err
 		}
 		row.CustomerIndex = idx
-		inserted, err := insertCustomerRow(ctx, tx, row, "CONFLICT ON CONSTRAINT customers_customer_index_key DO NOTHING")
+		inserted, err := insertCustomerRow(ctx, tx, row, skipTakenIndex)
 		if err != nil {
 			return nil, customerConflict(err, row)
 		}
@@ -41,6 +41,9 @@ func insertCustomer(ctx context.Context, tx bun.Tx, c resources.CustomerCreate) 
 	}
 	return nil, indexTaken(row)
 }
+
+// skipTakenIndex is the ON clause of an insert with an allocated index.
+const skipTakenIndex = "CONFLICT ON CONSTRAINT customers_customer_index_key DO NOTHING"
 
 // allocateAttempts bounds how often an allocated index may be lost to a
 // writer that took it without the allocation lock.

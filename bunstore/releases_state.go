@@ -95,9 +95,10 @@ func (s *Store) ReleaseState(ctx context.Context, projectID int64) (*resources.R
 			return err
 		}
 		var rows []releaseRow
+		open := []string{resources.OpPending, resources.OpAwaitingApproval,
+			resources.OpRunning, resources.OpAwaitingOperator}
 		err = selectReleases(tx).Where("?TableAlias.project_id = ?", projectID).
-			Where("?TableAlias.status IN (?)", bun.List([]string{resources.OpPending, resources.OpAwaitingApproval,
-				resources.OpRunning, resources.OpAwaitingOperator})).
+			Where("?TableAlias.status IN (?)", bun.List(open)).
 			OrderExpr("?TableAlias.created_at DESC, ?TableAlias.id DESC").Scan(ctx, &rows)
 		for _, r := range rows {
 			st.Open = append(st.Open, r.release())
@@ -109,7 +110,8 @@ func (s *Store) ReleaseState(ctx context.Context, projectID int64) (*resources.R
 
 // deploymentsOf is a release state holding the versions last reported per
 // environment and component (nil where none was).
-func deploymentsOf(ctx context.Context, db bun.IDB, projectID int64) (*resources.ReleaseState, error) {
+func deploymentsOf(ctx context.Context, db bun.IDB, projectID int64) (
+	*resources.ReleaseState, error) {
 	st := &resources.ReleaseState{ProjectID: projectID, Deployments: map[string]map[string]*resources.Deployment{}}
 	for _, env := range []string{resources.EnvDev, resources.EnvUAT, resources.EnvProd} {
 		st.Deployments[env] = map[string]*resources.Deployment{}

@@ -45,7 +45,8 @@ func NormalizeEmail(field, in string) (string, error) {
 		return "", err
 	}
 	if at > maxLocalLen {
-		return "", Invalid(field, CodeValidationFailed, "%s has a local part longer than %d octets", field, maxLocalLen)
+		return "", Invalid(field, CodeValidationFailed,
+			"%s has a local part longer than %d octets", field, maxLocalLen)
 	}
 	domain, ok := asciiDomain(addr.Address[at+1:])
 	if !ok {
