@@ -64,3 +64,22 @@ func TestHarden_BodyValuesTheValidatorLetsThrough_422NamingTheMember(t *testing.
 		}
 	}
 }
+
+// TestHarden_BadStringInArray_FieldNamesItsIndex: "field: on 422: the first
+// offending member". A string the walk refuses inside an array is named by
+// its own index (components[1] for the second item), not the next one.
+func TestHarden_BadStringInArray_FieldNamesItsIndex(t *testing.T) {
+	e, tok := projectEnv(t)
+	cid := createCustomer(t, e, tok, acme())["id"].(string)
+	for _, c := range []struct{ components, field string }{
+		{`["\ud800"]`, "components[0]"},
+		{`["www","ww\u0000w"]`, "components[1]"},
+	} {
+		body := `{"customer_id":"` + cid + `","short_name":"ARR","name":"Array","kind":"cluster",` +
+			`"components":` + c.components + `}`
+		r := e.Do("POST", "/api/v1/projects", tok, body)
+		if p := assertProblem(t, r, 422, "validation_failed"); p["field"] != c.field {
+			t.Fatalf("%s: field %v, want %s: %s", c.components, p["field"], c.field, r.Body)
+		}
+	}
+}

@@ -101,8 +101,9 @@ func (w *jsonWalk) step(tok json.Token, raw []byte) string {
 		if top != nil && !top.array && top.wantKey {
 			return top.memberName(t, msg)
 		}
-		w.valueDone()
-		return msg
+		if msg != "" {
+			return msg // the walk stops at this value: its location names it
+		}
 	}
 	w.valueDone()
 	return ""
