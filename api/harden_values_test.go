@@ -83,3 +83,23 @@ func TestHarden_BadStringInArray_FieldNamesItsIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestHarden_NumberBeyondFloat64_422ValidationFailedNamingTheMember: 1e400
+// is valid JSON (RFC 8259 lets a server limit the range it takes), so a
+// number no float64 holds is 422 validation_failed naming the member, not
+// malformed_body "the body is not valid JSON", which names nothing.
+func TestHarden_NumberBeyondFloat64_422ValidationFailedNamingTheMember(t *testing.T) {
+	e, tok := customerEnv(t)
+	id := createCustomer(t, e, tok, acme())["id"].(string)
+	for _, c := range []struct{ body, field string }{
+		{`{"customer_index":1e400}`, "customer_index"},
+		{`{"default_email_tier":-1E999}`, "default_email_tier"},
+		{`{"notes":"n","unknown":[1,2e308]}`, "unknown[1]"},
+	} {
+		r := e.Do("PATCH", "/api/v1/customers/"+id, tok, c.body)
+		p := assertProblem(t, r, 422, "validation_failed")
+		if p["field"] != c.field {
+			t.Fatalf("%s: field %v, want %s: %s", c.body, p["field"], c.field, r.Body)
+		}
+	}
+}
