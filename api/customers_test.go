@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -299,4 +300,59 @@ func TestCustomers_Create_KeyedRetry_OneTenantCreateEvent(t *testing.T) {
 	if len(items) != 1 || items[0]["entity_id"] != tid {
 		t.Fatalf("tenant.create events after a keyed retry: %v", items)
 	}
+}
+
+// TestCustomers_Create_OmittedIndexWhileAnotherWriterTakesIt_201NextFree:
+// "customer_index … when omitted the server allocates the next free index".
+// A writer that takes an index without the allocation lock (an explicit
+// index, the portal) and commits while the allocation waits on it must not
+// turn a request that named no index into 409 customer_index_taken.
+func TestCustomers_Create_OmittedIndexWhileAnotherWriterTakesIt_201NextFree(t *testing.T) {
+	e, tok := customerEnv(t)
+	ctx := context.Background()
+	tx, err := e.Store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO customers (short_name, long_name, vcs_group,
+		primary_contact_email, primary_contact_name, billing_tier, customer_index, default_email_tier,
+		edition, status) VALUES ('OTHER', 'Other writer', 'other', 'a@b.example', 'Someone',
+		'INTERNAL', 1, 3, 'sp', 'active')`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *apitest.Response, 1)
+	go func() { done <- e.Do("POST", "/api/v1/customers", tok, acme()) }()
+	time.Sleep(300 * time.Millisecond) // the allocation picks 1 and waits on the row above
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.Status != 201 {
+		t.Fatalf("create without an index: %d %s", r.Status, r.Body)
+	}
+	if idx := r.JSON(t)["customer_index"]; idx != 2.0 {
+		t.Fatalf("customer_index %v, want 2 (the next free one)", idx)
+	}
+}
+
+// TestCustomers_Create_VCSGroupOfACustomer_409TakenNotCollision: a
+// vcs_group another customer holds is 409 vcs_group_taken, also when that
+// customer's group (adopted while empty, so without the platform's marker)
+// has since filled with projects; vcs_group_collision is for a foreign group.
+func TestCustomers_Create_VCSGroupOfACustomer_409TakenNotCollision(t *testing.T) {
+	e, tok := customerEnv(t)
+	e.VCS.AddEmptyGroup("acme")
+	createCustomer(t, e, tok, acme())
+	e.VCS.HoldCollidingGroup("acme") // the adopted group now holds projects
+	other := acme("short_name", "OTHER")
+	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, other), 409, "vcs_group_taken")
+	tenant := e.Do("POST", "/api/v1/tenants", tok,
+		map[string]any{"customer_id": "1", "slug": "acme-eu", "name": "EU"})
+	if tenant.Status != 201 {
+		t.Fatalf("tenant: %d %s", tenant.Status, tenant.Body)
+	}
+	e.VCS.HoldCollidingGroup("acme-eu")
+	eu := acme("short_name", "EU", "vcs_group", "acme-eu")
+	assertProblem(t, e.Do("POST", "/api/v1/customers", tok, eu), 409, "vcs_group_taken")
 }

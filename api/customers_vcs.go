@@ -34,16 +34,38 @@ func (s *Server) createCustomer(ctx context.Context, in *CreateCustomerInput) (*
 }
 
 // refuseCollision answers 409 vcs_group_collision when a group that cannot
-// be adopted holds the path; an unreachable code host does not block.
+// be adopted holds the path; an unreachable code host does not block. When
+// the platform itself holds the path (a customer's group, adopted while
+// empty and filled since, or a tenant's slug) the answer is 409
+// vcs_group_taken, as the write would give.
 func (s *Server) refuseCollision(ctx context.Context, path string) error {
 	g, err := s.svc.CodeHost.FindGroup(ctx, path)
 	if err != nil || g == nil || g.Adoptable {
 		return nil
 	}
+	held, err := s.vcsGroupHeld(ctx, path)
+	if err != nil {
+		return err
+	}
+	if held {
+		return resources.VCSGroupTaken(path)
+	}
 	e := resources.Errorf(resources.KindConflict, resources.CodeVCSGroupCollision,
 		"a code-host group %s exists that the platform cannot adopt", path)
 	e.Field = "vcs_group"
 	return e
+}
+
+// vcsGroupHeld reports whether a customer's vcs_group or a tenant's slug
+// is path.
+func (s *Server) vcsGroupHeld(ctx context.Context, path string) (bool, error) {
+	one := resources.PageQuery{Limit: 1}
+	c, err := s.svc.Customers.ListCustomers(ctx, resources.CustomerFilter{VCSGroup: path}, one)
+	if err != nil || len(c.Items) > 0 {
+		return len(c.Items) > 0, err
+	}
+	t, err := s.svc.Tenants.ListTenants(ctx, resources.TenantFilter{Slug: path}, one)
+	return len(t.Items) > 0, err
 }
 
 func (s *Server) getCustomer(ctx context.Context, in *GetCustomerInput) (*CustomerOutput, error) {

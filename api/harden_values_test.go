@@ -64,3 +64,42 @@ func TestHarden_BodyValuesTheValidatorLetsThrough_422NamingTheMember(t *testing.
 		}
 	}
 }
+
+// TestHarden_BadStringInArray_FieldNamesItsIndex: "field: on 422: the first
+// offending member". A string the walk refuses inside an array is named by
+// its own index (components[1] for the second item), not the next one.
+func TestHarden_BadStringInArray_FieldNamesItsIndex(t *testing.T) {
+	e, tok := projectEnv(t)
+	cid := createCustomer(t, e, tok, acme())["id"].(string)
+	for _, c := range []struct{ components, field string }{
+		{`["\ud800"]`, "components[0]"},
+		{`["www","ww\u0000w"]`, "components[1]"},
+	} {
+		body := `{"customer_id":"` + cid + `","short_name":"ARR","name":"Array","kind":"cluster",` +
+			`"components":` + c.components + `}`
+		r := e.Do("POST", "/api/v1/projects", tok, body)
+		if p := assertProblem(t, r, 422, "validation_failed"); p["field"] != c.field {
+			t.Fatalf("%s: field %v, want %s: %s", c.components, p["field"], c.field, r.Body)
+		}
+	}
+}
+
+// TestHarden_NumberBeyondFloat64_422ValidationFailedNamingTheMember: 1e400
+// is valid JSON (RFC 8259 lets a server limit the range it takes), so a
+// number no float64 holds is 422 validation_failed naming the member, not
+// malformed_body "the body is not valid JSON", which names nothing.
+func TestHarden_NumberBeyondFloat64_422ValidationFailedNamingTheMember(t *testing.T) {
+	e, tok := customerEnv(t)
+	id := createCustomer(t, e, tok, acme())["id"].(string)
+	for _, c := range []struct{ body, field string }{
+		{`{"customer_index":1e400}`, "customer_index"},
+		{`{"default_email_tier":-1E999}`, "default_email_tier"},
+		{`{"notes":"n","unknown":[1,2e308]}`, "unknown[1]"},
+	} {
+		r := e.Do("PATCH", "/api/v1/customers/"+id, tok, c.body)
+		p := assertProblem(t, r, 422, "validation_failed")
+		if p["field"] != c.field {
+			t.Fatalf("%s: field %v, want %s: %s", c.body, p["field"], c.field, r.Body)
+		}
+	}
+}

@@ -27,6 +27,7 @@ const (
 	msgPercent       = "has an invalid percent-encoding"
 	msgSemicolon     = "is separated by ';'; separate parameters with '&'"
 	msgMalformedBody = "the body is not valid JSON"
+	msgNumberRange   = "is a number beyond the range this API takes (a 64-bit float)"
 )
 
 // inputGuard checks what Huma and the database would misread before an

@@ -55,14 +55,15 @@ func (w *jsonWalk) valueDone() {
 
 // checkJSONStrings reads body as one JSON value and refuses a string (member
 // name or value) that is not UTF-8, holds NUL or an unpaired UTF-16
-// surrogate escape, and a member name given twice in one object, naming
-// where it is. encoding/json would silently turn invalid UTF-8 and
+// surrogate escape, a member name given twice in one object, and a number
+// beyond float64's range, naming where it is. encoding/json would silently turn invalid UTF-8 and
 // unpaired surrogates into U+FFFD, and keep the last of two members.
 func checkJSONStrings(body []byte) error {
 	if !json.Valid(body) {
 		return malformedBody()
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a number no float64 holds is named, not a decoding error
 	w := &jsonWalk{}
 	for {
 		start := dec.InputOffset()
@@ -81,7 +82,8 @@ func checkJSONStrings(body []byte) error {
 }
 
 // step moves the walk over one token; raw is the token's text (with any
-// separator before it). It returns what is wrong with a string, or "".
+// separator before it). It returns what is wrong with a string or a
+// number, or "".
 func (w *jsonWalk) step(tok json.Token, raw []byte) string {
 	var top *jsonFrame
 	if len(w.stack) > 0 {
@@ -101,8 +103,13 @@ func (w *jsonWalk) step(tok json.Token, raw []byte) string {
 		if top != nil && !top.array && top.wantKey {
 			return top.memberName(t, msg)
 		}
-		w.valueDone()
-		return msg
+		if msg != "" {
+			return msg // the walk stops at this value: its location names it
+		}
+	case json.Number:
+		if _, err := strconv.ParseFloat(string(t), 64); err != nil {
+			return msgNumberRange
+		}
 	}
 	w.valueDone()
 	return ""

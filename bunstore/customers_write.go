@@ -13,20 +13,56 @@ import (
 const indexLock = 7_100_001
 
 // insertCustomer allocates the index when none was given and inserts the
-// row, turning unique violations into their 409 codes.
+// row, turning unique violations into their 409 codes. An allocated index
+// that another writer (an explicit index, the portal) committed meanwhile
+// is allocated again: the request named no index, so it is not refused
+// customer_index_taken.
 func insertCustomer(ctx context.Context, tx bun.Tx, c resources.CustomerCreate) (*customerRow, error) {
 	row := rowOf(c.Customer)
-	if !c.IndexGiven {
+	if c.IndexGiven {
+		if _, err := insertCustomerRow(ctx, tx, row, ""); err != nil {
+			return nil, customerConflict(err, row)
+		}
+		return row, nil
+	}
+	for attempt := 1; attempt <= allocateAttempts; attempt++ {
 		idx, err := freeIndex(ctx, tx)
 		if err != nil {
 			return nil, err
 		}
 		row.CustomerIndex = idx
+		inserted, err := insertCustomerRow(ctx, tx, row, skipTakenIndex)
+		if err != nil {
+			return nil, customerConflict(err, row)
+		}
+		if inserted {
+			return row, nil
+		}
 	}
-	if _, err := tx.NewInsert().Model(row).ExcludeColumn("id", "created_at", "updated_at").Returning("*").Exec(ctx); err != nil {
-		return nil, customerConflict(err, row)
+	return nil, indexTaken(row)
+}
+
+// skipTakenIndex is the ON clause of an insert with an allocated index.
+const skipTakenIndex = "CONFLICT ON CONSTRAINT customers_customer_index_key DO NOTHING"
+
+// allocateAttempts bounds how often an allocated index may be lost to a
+// writer that took it without the allocation lock.
+const allocateAttempts = 5
+
+// insertCustomerRow inserts the row (with an ON clause when on is not
+// empty) and reads back what the database set; inserted is false when the
+// ON clause skipped it.
+func insertCustomerRow(ctx context.Context, tx bun.Tx, row *customerRow, on string) (bool, error) {
+	q := tx.NewInsert().Model(row).ExcludeColumn("id", "created_at", "updated_at").Returning("*")
+	if on != "" {
+		q.On(on)
 	}
-	return row, nil
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // freeIndex returns the lowest free customer index under a transaction lock,
@@ -53,19 +89,23 @@ func freeIndex(ctx context.Context, tx bun.Tx) (int, error) {
 func customerConflict(err error, row *customerRow) error {
 	switch {
 	case uniqueViolation(err, "customers_customer_index_key"):
-		e := resources.Errorf(resources.KindConflict, resources.CodeCustomerIndexTaken, "customer index %d is taken", row.CustomerIndex)
-		e.Field = "customer_index"
-		return e
+		return indexTaken(row)
 	case uniqueViolation(err, "customers_short_name_key"):
 		e := resources.Errorf(resources.KindConflict, resources.CodeShortNameTaken, "short name %s is taken", row.ShortName)
 		e.Field = "short_name"
 		return e
 	case uniqueViolation(err, "customers_vcs_group_key"), uniqueViolation(err, "tenants_slug_key"):
-		e := resources.Errorf(resources.KindConflict, resources.CodeVCSGroupTaken, "vcs group %s is taken", row.VCSGroup)
-		e.Field = "vcs_group"
-		return e
+		return resources.VCSGroupTaken(row.VCSGroup)
 	}
 	return err
+}
+
+// indexTaken is 409 customer_index_taken for the row's index.
+func indexTaken(row *customerRow) error {
+	e := resources.Errorf(resources.KindConflict, resources.CodeCustomerIndexTaken,
+		"customer index %d is taken", row.CustomerIndex)
+	e.Field = "customer_index"
+	return e
 }
 
 // insertPrimaryTenant creates the customer's primary tenant, slug = vcs_group.

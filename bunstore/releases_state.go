@@ -78,11 +78,40 @@ func (s *Store) SetProdLock(ctx context.Context, a resources.Actor, projectID in
 }
 
 // ReleaseState is what a project's pipelines last reported per environment
-// and component, its PROD data lock and its open release operations.
+// and component, its PROD data lock and its open release operations, read
+// in one snapshot so that a promotion finishing meanwhile shows either open
+// or reported, never neither.
 func (s *Store) ReleaseState(ctx context.Context, projectID int64) (*resources.ReleaseState, error) {
-	if _, err := projectByID(ctx, s.db, projectID, ""); err != nil {
-		return nil, err
-	}
+	var st *resources.ReleaseState
+	err := s.inSnapshot(ctx, func(tx bun.Tx) error {
+		if _, err := projectByID(ctx, tx, projectID, ""); err != nil {
+			return err
+		}
+		var err error
+		if st, err = deploymentsOf(ctx, tx, projectID); err != nil {
+			return err
+		}
+		if st.ProdLock, err = prodLockOf(ctx, tx, projectID, ""); err != nil {
+			return err
+		}
+		var rows []releaseRow
+		open := []string{resources.OpPending, resources.OpAwaitingApproval,
+			resources.OpRunning, resources.OpAwaitingOperator}
+		err = selectReleases(tx).Where("?TableAlias.project_id = ?", projectID).
+			Where("?TableAlias.status IN (?)", bun.List(open)).
+			OrderExpr("?TableAlias.created_at DESC, ?TableAlias.id DESC").Scan(ctx, &rows)
+		for _, r := range rows {
+			st.Open = append(st.Open, r.release())
+		}
+		return err
+	})
+	return st, err
+}
+
+// deploymentsOf is a release state holding the versions last reported per
+// environment and component (nil where none was).
+func deploymentsOf(ctx context.Context, db bun.IDB, projectID int64) (
+	*resources.ReleaseState, error) {
 	st := &resources.ReleaseState{ProjectID: projectID, Deployments: map[string]map[string]*resources.Deployment{}}
 	for _, env := range []string{resources.EnvDev, resources.EnvUAT, resources.EnvProd} {
 		st.Deployments[env] = map[string]*resources.Deployment{}
@@ -94,23 +123,12 @@ func (s *Store) ReleaseState(ctx context.Context, projectID int64) (*resources.R
 		Env, Component string
 		resources.Deployment
 	}
-	if err := s.db.NewRaw(`SELECT env, component, version, reported_at, reported_by FROM deployments
+	if err := db.NewRaw(`SELECT env, component, version, reported_at, reported_by FROM deployments
 		WHERE project_id = ? AND env IN ('dev', 'uat', 'prod')`, projectID).Scan(ctx, &reported); err != nil {
 		return nil, err
 	}
 	for _, d := range reported {
 		st.Deployments[d.Env][d.Component] = &d.Deployment
 	}
-	var err error
-	if st.ProdLock, err = prodLockOf(ctx, s.db, projectID, ""); err != nil {
-		return nil, err
-	}
-	var rows []releaseRow
-	err = selectReleases(s.db).Where("?TableAlias.project_id = ?", projectID).
-		Where("?TableAlias.status IN (?)", bun.List([]string{resources.OpPending, resources.OpAwaitingApproval, resources.OpRunning, resources.OpAwaitingOperator})).
-		OrderExpr("?TableAlias.created_at DESC, ?TableAlias.id DESC").Scan(ctx, &rows)
-	for _, r := range rows {
-		st.Open = append(st.Open, r.release())
-	}
-	return st, err
+	return st, nil
 }

@@ -36,9 +36,21 @@ func (s *Store) DB() *bun.DB { return s.db }
 
 // inTx runs fn in one read-committed transaction, committed when fn succeeds.
 func (s *Store) inTx(ctx context.Context, fn func(tx bun.Tx) error) error {
+	return s.inTxWith(ctx, &sql.TxOptions{}, fn)
+}
+
+// inSnapshot runs fn in one read-only repeatable-read transaction: every
+// statement of fn reads the same committed state (a read made of several
+// statements that must agree with each other).
+func (s *Store) inSnapshot(ctx context.Context, fn func(tx bun.Tx) error) error {
+	return s.inTxWith(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, fn)
+}
+
+// inTxWith runs fn in one transaction with opts, committed when fn succeeds.
+func (s *Store) inTxWith(ctx context.Context, opts *sql.TxOptions, fn func(tx bun.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		began := false
-		err := s.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
+		err := s.db.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error {
 			began = true
 			return fn(tx)
 		})

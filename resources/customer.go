@@ -84,6 +84,14 @@ func NewCustomer(c Customer, indexGiven bool) (CustomerCreate, error) {
 	return CustomerCreate{Customer: c, IndexGiven: indexGiven}, nil
 }
 
+// VCSGroupTaken is 409 vcs_group_taken: a customer's vcs_group or a
+// tenant's slug holds group.
+func VCSGroupTaken(group string) *Error {
+	e := Errorf(KindConflict, CodeVCSGroupTaken, "vcs group %s is taken", group)
+	e.Field = "vcs_group"
+	return e
+}
+
 // CheckCustomerLive refuses, 409 customer_archived, a write that would
 // change an archived customer or what belongs to it (a patch, a tenant, a
 // project); refused says what, after "customer N is archived: ".

@@ -10,7 +10,13 @@ import (
 	"golang.org/x/text/secure/precis"
 )
 
-const maxEmailLen = 254
+// Bounds of an address (RFC 5321 §4.5.3.1), of its local part in octets
+// and of a domain label (RFC 1035); beyond them no mail is delivered.
+const (
+	maxEmailLen = 254
+	maxLocalLen = 64
+	maxLabelLen = 63
+)
 
 // NormalizeEmail returns the canonical stored form of an e-mail address:
 // surrounding whitespace dropped, a "Name <address>" form reduced to the
@@ -38,6 +44,10 @@ func NormalizeEmail(field, in string) (string, error) {
 	if err := checkLocalPart(field, addr.Address[:at]); err != nil {
 		return "", err
 	}
+	if at > maxLocalLen {
+		return "", Invalid(field, CodeValidationFailed,
+			"%s has a local part longer than %d octets", field, maxLocalLen)
+	}
 	domain, ok := asciiDomain(addr.Address[at+1:])
 	if !ok {
 		return "", Invalid(field, CodeValidationFailed, "%s has an invalid domain", field)
@@ -50,12 +60,18 @@ func NormalizeEmail(field, in string) (string, error) {
 }
 
 // asciiDomain is the lower-cased ASCII (punycode) form of a domain of at
-// least two non-empty labels, stable when converted again.
+// least two non-empty labels of at most 63 characters, stable when
+// converted again.
 func asciiDomain(d string) (string, bool) {
 	out, err := idna.Lookup.ToASCII(strings.ToLower(d))
 	if err != nil || !strings.Contains(out, ".") || strings.HasPrefix(out, ".") || strings.HasSuffix(out, ".") ||
 		strings.Contains(out, "..") {
 		return "", false
+	}
+	for label := range strings.SplitSeq(out, ".") {
+		if len(label) > maxLabelLen {
+			return "", false
+		}
 	}
 	again, err := idna.Lookup.ToASCII(out)
 	return out, err == nil && again == out

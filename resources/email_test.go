@@ -1,6 +1,9 @@
 package resources
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestNormalizeEmail_LookAlikesAndInvisiblesRefused(t *testing.T) {
 	for name, in := range map[string]string{
@@ -38,6 +41,32 @@ func TestNormalizeEmail_OneScriptAndItsWritingSystemAccepted(t *testing.T) {
 	} {
 		if got, err := NormalizeEmail("email", in); err != nil || got != want {
 			t.Errorf("%q → %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestNormalizeEmail_OverlongLocalPartOrDomainLabel_Refused: "primary_contact_email
+// string (email)": RFC 5321 §4.5.3.1 bounds a local part to 64 octets and
+// RFC 1035 a domain label to 63, so such an address can never be delivered.
+func TestNormalizeEmail_OverlongLocalPartOrDomainLabel_Refused(t *testing.T) {
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
+	for name, in := range map[string]string{
+		"local part of 65 octets":         long("j", 65) + "@example.com",
+		"local part of 65 octets (UTF-8)": long("é", 33) + "@example.com",
+		"domain label of 64 characters":   "jane@" + long("a", 64) + ".example",
+		"label of 64 after punycode":      "jane@bücher" + long("a", 60) + ".example",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := NormalizeEmail("email", in); err == nil {
+				t.Fatalf("%q accepted as %q", in, got)
+			} else if e, _ := AsError(err); e == nil || e.Field != "email" || e.Kind != KindInvalid {
+				t.Fatalf("error %v", err)
+			}
+		})
+	}
+	for _, in := range []string{long("j", 64) + "@example.com", "jane@" + long("a", 63) + ".example"} {
+		if _, err := NormalizeEmail("email", in); err != nil {
+			t.Errorf("%q at the limit refused: %v", in, err)
 		}
 	}
 }
