@@ -247,6 +247,15 @@ type AIModelFilter struct {
 	Order       string   `json:"order,omitempty"`
 }
 
+// Statuses are the statuses the filter keeps, any of them: Status holds them
+// comma-separated (an open list, so the parameter is a string, not an enum).
+func (f AIModelFilter) Statuses() []string {
+	if f.Status == "" {
+		return nil
+	}
+	return strings.Split(f.Status, ",")
+}
+
 // AIModels stores the catalogue. Every write records one audit event in its
 // transaction; CreateAIModel also records the idempotency recovery point and,
 // resumed past it, returns the row already created.
