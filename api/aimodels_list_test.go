@@ -162,13 +162,13 @@ func TestAIModels_List_CursorBoundToSortOrderAndFilters_400InvalidCursor(t *test
 // comma-separated (DESIGN, fleet-wide reads); an empty item is 400 naming it.
 func TestAIModels_List_StatusTakesCommaSeparatedValues(t *testing.T) {
 	e, tok := aiEnv(t)
-	p := createModel(t, e, tok, map[string]any{"repo": "acme/planned"})["repo"]
+	p := createModel(t, e, tok, map[string]any{"repo": "acme/planned"})["repo"].(string)
 	o := createModel(t, e, tok, map[string]any{"repo": "acme/owned"})
 	s := createModel(t, e, tok, map[string]any{"repo": "acme/serving"})
 	aiSQL(t, e, "UPDATE ai_models SET status = 'owned' WHERE id = ?", o["id"])
 	aiSQL(t, e, "UPDATE ai_models SET status = 'serving' WHERE id = ?", s["id"])
 	for query, want := range map[string][]string{
-		"?status=planned,owned": {p.(string), o["repo"].(string)}, "?status=serving": {s["repo"].(string)},
+		"?status=planned,owned": {p, o["repo"].(string)}, "?status=serving": {s["repo"].(string)},
 		"?status=owned,serving&sort=id&order=desc": {s["repo"].(string), o["repo"].(string)},
 		"?status=pulling,unknown_state":            nil,
 	} {
