@@ -218,13 +218,19 @@ func ValidateBenchmarks(b Benchmarks) error {
 }
 
 // CheckAIModelDelete allows deleting only a planned row without node caches.
+// The refusal's blockers name both: node_caches (how many) and central_copy
+// (1 unless planned: the weights are, or are being put, in the central store).
 func CheckAIModelDelete(m AIModel, caches int) error {
 	if m.Status == AIModelPlanned && caches == 0 {
 		return nil
 	}
 	e := Errorf(KindConflict, CodeAIModelHasWeights,
 		"model %d is %s with %d node caches; only a planned model without weights can be deleted", m.ID, m.Status, caches)
-	e.Blockers = map[string]int{"node_caches": caches}
+	central := 1
+	if m.Status == AIModelPlanned {
+		central = 0
+	}
+	e.Blockers = map[string]int{"node_caches": caches, "central_copy": central}
 	return e
 }
 
