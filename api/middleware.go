@@ -160,14 +160,15 @@ func (s *Server) charge(ctx context.Context, tokenID int64, cost int,
 // lowerMediaType gives the request's Content-Type (ct, of media type mt)
 // its type and subtype in lower case, parameters kept: they are
 // case-insensitive (RFC 9110, 8.3.1), and Huma picks the body's decoder by
-// the exact string, so `Application/JSON` was a 415 after this check passed.
+// the exact string, so `Application/JSON` (or `application/json ;
+// charset=utf-8`) was a 415 after this check passed.
 func lowerMediaType(r *http.Request, ct, mt string) {
 	typ, params, hasParams := strings.Cut(ct, ";")
-	if strings.TrimSpace(typ) == mt || r == nil {
+	if typ == mt || r == nil { // white space before ';' (RFC 9110 allows it) is rewritten too
 		return
 	}
 	if hasParams {
-		mt += ";" + params
+		mt += "; " + strings.TrimSpace(params)
 	}
 	r.Header.Set("Content-Type", mt)
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -169,8 +170,9 @@ func TestRateLimit_601stUnitIn1Minute_429WithRetryAfter(t *testing.T) {
 }
 
 // TestContentType_MediaTypeInAnyCase_Accepted: a media type's type and
-// subtype are case-insensitive (RFC 9110, 8.3.1), so `Application/JSON`
-// names the documented `application/json` and the body is read, on a
+// subtype are case-insensitive (RFC 9110, 8.3.1) and white space may come
+// before a parameter's `;`, so `Application/JSON` and `application/json ;
+// charset="utf-8"` name the documented `application/json` and the body is read, on a
 // create, a merge patch and the brand's PUT; a type the operation does not
 // document is still 415.
 func TestContentType_MediaTypeInAnyCase_Accepted(t *testing.T) {
@@ -180,8 +182,9 @@ func TestContentType_MediaTypeInAnyCase_Accepted(t *testing.T) {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	path := "/api/v1/ai/models/" + r.JSON(t)["id"].(string)
-	for _, ct := range []string{"APPLICATION/MERGE-PATCH+JSON; charset=UTF-8", "application/JSON"} {
-		if r := e.Do("PATCH", path, tok, `{"notes":"`+ct+`"}`, "Content-Type", ct); r.Status != 200 {
+	for _, ct := range []string{"APPLICATION/MERGE-PATCH+JSON; charset=UTF-8", "application/JSON",
+		`application/json ; charset="utf-8"`} {
+		if r := e.Do("PATCH", path, tok, fmt.Sprintf(`{"notes":%q}`, ct), "Content-Type", ct); r.Status != 200 {
 			t.Fatalf("patch as %s: %d %s", ct, r.Status, r.Body)
 		}
 	}
