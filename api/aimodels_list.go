@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -38,7 +39,7 @@ func (b boolFilter) ptr() *bool {
 // ListAIModelsInput is the query of GET /ai/models.
 type ListAIModelsInput struct {
 	ListParams
-	Status      string     `query:"status" maxLength:"40" doc:"Exact status: planned, pulling, owned, serving, …"`
+	Status      string     `query:"status" maxLength:"40" doc:"Statuses, any of them, comma-separated: planned, pulling, owned, serving, …"`
 	Category    string     `query:"category" maxLength:"24" doc:"Exact category"`
 	Vendor      string     `query:"vendor" maxLength:"200" doc:"Exact vendor"`
 	Org         string     `query:"org" maxLength:"120" doc:"Exact model-hub organisation"`
@@ -70,6 +71,10 @@ func (s *Server) registerAIModelList(tags []string) {
 
 func (s *Server) listAIModels(ctx context.Context, in *ListAIModelsInput) (*ListOutput[AIModel], error) {
 	f := in.filter()
+	if slices.Contains(f.Statuses(), "") {
+		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter, Field: "status",
+			Detail: "status: an item is empty; give the statuses comma-separated, e.g. planned,owned"}
+	}
 	return listPage(ctx, s, "ai-models", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.AIModel], error) {
 		return s.svc.AIModels.ListAIModels(ctx, f, q)
 	}, aiModelView)

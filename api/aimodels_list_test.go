@@ -156,3 +156,35 @@ func TestAIModels_List_CursorBoundToSortOrderAndFilters_400InvalidCursor(t *test
 	}
 	assertProblem(t, e.Do("GET", base+"&cursor=bm90LWEtY3Vyc29y", tok, nil), 400, "invalid_cursor")
 }
+
+// TestAIModels_List_StatusTakesCommaSeparatedValues: the catalogue's status
+// is an open list like an AI node's, and a status filter takes several values
+// comma-separated (DESIGN, fleet-wide reads); an empty item is 400 naming it.
+func TestAIModels_List_StatusTakesCommaSeparatedValues(t *testing.T) {
+	e, tok := aiEnv(t)
+	p := createModel(t, e, tok, map[string]any{"repo": "acme/planned"})["repo"].(string)
+	o := createModel(t, e, tok, map[string]any{"repo": "acme/owned"})
+	s := createModel(t, e, tok, map[string]any{"repo": "acme/serving"})
+	aiSQL(t, e, "UPDATE ai_models SET status = 'owned' WHERE id = ?", o["id"])
+	aiSQL(t, e, "UPDATE ai_models SET status = 'serving' WHERE id = ?", s["id"])
+	for query, want := range map[string][]string{
+		"?status=planned,owned": {p, o["repo"].(string)}, "?status=serving": {s["repo"].(string)},
+		"?status=owned,serving&sort=id&order=desc": {s["repo"].(string), o["repo"].(string)},
+		"?status=pulling,unknown_state":            nil,
+	} {
+		r := e.Do("GET", "/api/v1/ai/models"+query, tok, nil)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", query, r.Status, r.Body)
+		}
+		if got := modelRepos(t, r.JSON(t)); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", query, got, want)
+		}
+	}
+	for _, query := range []string{"?status=owned,", "?status=,owned", "?status=owned,,planned"} {
+		r := e.Do("GET", "/api/v1/ai/models"+query, tok, nil)
+		assertProblem(t, r, 400, "invalid_parameter")
+		if f := r.JSON(t)["field"]; f != "status" {
+			t.Errorf("%s: field %v, want status", query, f)
+		}
+	}
+}

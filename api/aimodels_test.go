@@ -285,6 +285,26 @@ func TestAIModels_Delete_WithNodeCacheOrNotPlanned_409HasWeights(t *testing.T) {
 	}
 }
 
+// TestAIModels_Delete_OwnedWithoutCaches_409BlockersNameTheCentralCopy: a
+// 409 refusing a destroy says what blocks it (contract, Errors: blockers).
+// An owned model without node caches is blocked by its central copy, not
+// by "node_caches": 0 alone; a planned one with a cache has no central one.
+func TestAIModels_Delete_OwnedWithoutCaches_409BlockersNameTheCentralCopy(t *testing.T) {
+	e, tok := aiEnv(t)
+	owned := createModel(t, e, tok, map[string]any{"repo": "a/owned"})["id"].(string)
+	cached := createModel(t, e, tok, map[string]any{"repo": "a/cached"})["id"].(string)
+	aiSQL(t, e, "UPDATE ai_models SET status = 'owned' WHERE id = ?", owned)
+	aiSQL(t, e, "INSERT INTO ai_nodes (hostname) VALUES ('gpu-01')")
+	aiSQL(t, e, "INSERT INTO node_caches (hostname, model_id, status) VALUES ('gpu-01', ?, 'ready')", cached)
+	for id, want := range map[string]string{owned: "map[central_copy:1 node_caches:0]",
+		cached: "map[central_copy:0 node_caches:1]"} {
+		m := assertProblem(t, e.Do("DELETE", "/api/v1/ai/models/"+id, tok, nil), 409, "ai_model_has_weights")
+		if got := fmt.Sprint(m["blockers"]); got != want {
+			t.Errorf("model %s: blockers %s, want %s", id, got, want)
+		}
+	}
+}
+
 func TestAIModels_Permissions_ReadersReadWritersWrite(t *testing.T) {
 	e, tok := aiEnv(t)
 	path := "/api/v1/ai/models/" + createModel(t, e, tok, map[string]any{"repo": "a/b"})["id"].(string)

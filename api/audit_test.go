@@ -179,3 +179,38 @@ func TestAudit_RowsOfOtherWriters_SecretLookingMembersAlwaysNull(t *testing.T) {
 		t.Fatalf("password must be present and null: %v", before)
 	}
 }
+
+// TestAudit_SecretLookingNamesSpelledWithHyphensOrSpaces_AlwaysNull: a
+// secret-looking member is null however its words are joined (`api-key`,
+// `Private-Key`, `session key`, as HTTP headers and YAML write them), and an
+// `Authorization` or `passphrase` member is one (contract, Audit event: "and
+// the like"). Members that only look alike stay.
+func TestAudit_SecretLookingNamesSpelledWithHyphensOrSpaces_AlwaysNull(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	if _, err := e.Store.DB().NewRaw(`INSERT INTO audit_events
+		(actor, action, entity_type, entity_id, before_state, after_state) VALUES
+		('pipeline:42', 'deploy.call', 'deploy', '1',
+		 '{"headers": {"X-Api-Key": "k1", "Authorization": "Bearer b1"}, "Idempotency-Key": "i1"}',
+		 '{"Private-Key": "p1", "session key": "s1", "ssh.passphrase": "f1", "sha256": "d1"}')`).
+		Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tok := e.Token(resources.PermAuditRead)
+	items, _ := auditItems(t, e, tok, "?actor=pipeline:42")
+	if len(items) != 1 {
+		t.Fatalf("events: %v", items)
+	}
+	one := e.Do("GET", "/api/v1/audit-events/"+items[0]["id"].(string), tok, nil)
+	for _, body := range []string{fmt.Sprint(items[0]), string(one.Body)} {
+		for _, secret := range []string{"k1", "b1", "p1", "s1", "f1"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("secret %q shown: %s", secret, body)
+			}
+		}
+		for _, kept := range []string{"i1", "d1"} {
+			if !strings.Contains(body, kept) {
+				t.Errorf("member with %q lost: %s", kept, body)
+			}
+		}
+	}
+}

@@ -29,10 +29,9 @@ func (s *Server) registerGatewayVerify() {
 // is noted for the batched last_used_at, never written here.
 func (s *Server) verifyGatewayKey(w http.ResponseWriter, r *http.Request) {
 	noteOperation(r.Context(), opGatewayVerify)
-	value, ok := bearerCredential(r.Header.Get("Authorization"))
-	if !ok {
-		s.WriteError(w, r, resources.Errorf(resources.KindUnauthorized, resources.CodeGatewayKeyRequired,
-			"send the gateway key as Authorization: Bearer <gateway key>"))
+	value, refused := gatewayCredential(r.Header)
+	if refused != nil {
+		s.WriteError(w, r, refused)
 		return
 	}
 	e, err := s.gateway.lookup(value)
@@ -59,6 +58,23 @@ func (s *Server) verifyGatewayKey(w http.ResponseWriter, r *http.Request) {
 		h[resources.GatewayTierHeader] = e.header(valTier)
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// gatewayCredential reads the gateway key of a verify request: its one
+// Authorization header of the Bearer scheme. Sent twice it is refused, as
+// the API and the node agent refuse it (one credential, RFC 9110), rather
+// than opening the gateway on the first while the upstream may read another.
+func gatewayCredential(h http.Header) (string, error) {
+	if len(h["Authorization"]) > 1 {
+		return "", resources.Errorf(resources.KindUnauthorized, resources.CodeGatewayKeyInvalid,
+			"send one Authorization header with one gateway key")
+	}
+	value, ok := bearerCredential(h.Get("Authorization"))
+	if !ok {
+		return "", resources.Errorf(resources.KindUnauthorized, resources.CodeGatewayKeyRequired,
+			"send the gateway key as Authorization: Bearer <gateway key>")
+	}
+	return value, nil
 }
 
 // bearerCredential reads the credential of an Authorization header of the

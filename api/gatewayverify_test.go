@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -330,5 +331,32 @@ func TestGatewayVerify_WithoutChangeFeed_ReloadEveryRecheckAndOnResync(t *testin
 			}
 			testkit.Eventually(t, 0, "the revoked key is refused", func() bool { return status() == http.StatusUnauthorized })
 		})
+	}
+}
+
+// TestGatewayVerify_AuthorizationSentTwice_401GatewayKeyInvalid: a request
+// carries one credential (RFC 9110), as the API and the node agent hold it;
+// sent twice, verify refuses whichever comes first instead of opening the
+// gateway on the first while the upstream may read the other.
+func TestGatewayVerify_AuthorizationSentTwice_401GatewayKeyInvalid(t *testing.T) {
+	e, tok := aiEnv(t)
+	key := createKey(t, e, tok, map[string]any{"name": "live", "return_value": true})
+	live := key["value"].(string)
+	other := resources.NewGatewayKeyValue()
+	for _, pair := range [][2]string{{live, other}, {other, live}, {live, live}} {
+		req, _ := http.NewRequest("GET", e.HTTP.URL+verifyPath, nil)
+		req.Header.Add("Authorization", "Bearer "+pair[0])
+		req.Header.Add("Authorization", "Bearer "+pair[1])
+		res, err := e.HTTP.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode != 401 || !strings.Contains(string(body), `"code":"gateway_key_invalid"`) ||
+			!strings.Contains(string(body), "one Authorization header") ||
+			res.Header.Get(resources.GatewayKeyIDHeader) != "" {
+			t.Fatalf("%d %v %s", res.StatusCode, res.Header, body)
+		}
 	}
 }

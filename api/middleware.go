@@ -157,6 +157,22 @@ func (s *Server) charge(ctx context.Context, tokenID int64, cost int,
 			"retry after " + resources.RetryAfterWords}
 }
 
+// lowerMediaType gives the request's Content-Type (ct, of media type mt)
+// its type and subtype in lower case, parameters kept: they are
+// case-insensitive (RFC 9110, 8.3.1), and Huma picks the body's decoder by
+// the exact string, so `Application/JSON` (or `application/json ;
+// charset=utf-8`) was a 415 after this check passed.
+func lowerMediaType(r *http.Request, ct, mt string) {
+	typ, params, hasParams := strings.Cut(ct, ";")
+	if typ == mt || r == nil { // white space before ';' (RFC 9110 allows it) is rewritten too
+		return
+	}
+	if hasParams {
+		mt += "; " + strings.TrimSpace(params)
+	}
+	r.Header.Set("Content-Type", mt)
+}
+
 // contentType refuses a request body whose media type the operation does not
 // document (Huma itself parses any JSON-like body): 415 with Accept headers.
 func (s *Server) contentType(ctx huma.Context, next func(huma.Context)) {
@@ -169,6 +185,7 @@ func (s *Server) contentType(ctx huma.Context, next func(huma.Context)) {
 	ct := ctx.Header("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if _, ok := rb.Content[mt]; ok && err == nil {
+		lowerMediaType(r, ct, mt)
 		next(ctx)
 		return
 	}

@@ -289,3 +289,24 @@ func TestNodeCaches_Contract_PutDocuments200And202_DeleteIsADestroy(t *testing.T
 		t.Fatalf("put %v\ndelete %v", put["operationId"], del)
 	}
 }
+
+// TestNodeCaches_RemoveWhileCopying_409BusyWithBlockers: a 409 that refuses
+// a destroy says what blocks it (contract, Errors: blockers); removing a
+// cache while its copy runs is refused by that running operation. The PUT
+// refused by a running removal is no destroy and names none.
+func TestNodeCaches_RemoveWhileCopying_409BusyWithBlockers(t *testing.T) {
+	e, tok, _ := agentEnv(t, apitest.Options{}, nodeagent.Config{})
+	central := cacheModel(t, e, "org/central", true)
+	id := parseInt(t, central)
+	aiNodeSQL(t, e, "INSERT INTO node_caches (hostname, model_id, status) VALUES "+
+		"('gpu-01', ?, 'copying'), ('gpu-02', ?, 'removing')", id, id)
+	busy := assertProblem(t, e.Do("DELETE", "/api/v1/node-caches/gpu-01/"+central, tok, nil), 409,
+		"node_cache_busy")
+	if b, _ := busy["blockers"].(map[string]any); len(b) != 1 || b["operations"] != 1.0 {
+		t.Fatalf("blockers: %v", busy)
+	}
+	put := assertProblem(t, e.Do("PUT", "/api/v1/node-caches/gpu-02/"+central, tok, nil), 409, "node_cache_busy")
+	if _, has := put["blockers"]; has {
+		t.Fatalf("a refused copy names blockers: %v", put)
+	}
+}

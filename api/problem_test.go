@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -166,4 +167,32 @@ func TestRateLimit_601stUnitIn1Minute_429WithRetryAfter(t *testing.T) {
 	if r := e.Do("GET", "/api/v1/meta", tok, nil); r.Status != 200 {
 		t.Fatalf("after refill: %d", r.Status)
 	}
+}
+
+// TestContentType_MediaTypeInAnyCase_Accepted: a media type's type and
+// subtype are case-insensitive (RFC 9110, 8.3.1) and white space may come
+// before a parameter's `;`, so `Application/JSON` and `application/json ;
+// charset="utf-8"` name the documented `application/json` and the body is read, on a
+// create, a merge patch and the brand's PUT; a type the operation does not
+// document is still 415.
+func TestContentType_MediaTypeInAnyCase_Accepted(t *testing.T) {
+	e, tok := aiEnv(t)
+	r := e.Do("POST", "/api/v1/ai/models", tok, `{"repo":"acme/case"}`, "Content-Type", "Application/JSON")
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	path := "/api/v1/ai/models/" + r.JSON(t)["id"].(string)
+	for _, ct := range []string{"APPLICATION/MERGE-PATCH+JSON; charset=UTF-8", "application/JSON",
+		`application/json ; charset="utf-8"`} {
+		if r := e.Do("PATCH", path, tok, fmt.Sprintf(`{"notes":%q}`, ct), "Content-Type", ct); r.Status != 200 {
+			t.Fatalf("patch as %s: %d %s", ct, r.Status, r.Body)
+		}
+	}
+	brand := e.Token(resources.PermBrandWrite)
+	body := `{"brand_color":"#AABBCC","favicon_asset_id":null,"logo_asset_id":null}`
+	if r := e.Do("PUT", "/api/v1/brand", brand, body, "Content-Type", "Application/Json"); r.Status != 200 {
+		t.Fatalf("brand: %d %s", r.Status, r.Body)
+	}
+	r = e.Do("PATCH", path, tok, `{"notes":"x"}`, "Content-Type", "Text/Plain")
+	assertProblem(t, r, 415, "unsupported_media_type")
 }

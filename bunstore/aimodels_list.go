@@ -43,8 +43,9 @@ func (s *Store) ListAIModels(ctx context.Context, f resources.AIModelFilter, q r
 // filterAIModels adds the exact filters, the node-cache filter and the
 // substring search.
 func filterAIModels(sel *bun.SelectQuery, f resources.AIModelFilter) {
-	for col, v := range map[string]string{"status": f.Status, "category": f.Category, "vendor": f.Vendor,
-		"org": f.Org, "gateway_tier": f.GatewayTier, "serving_node": f.ServingNode} {
+	whereIn(sel, "status", f.Statuses())
+	for col, v := range map[string]string{"category": f.Category, "vendor": f.Vendor, "org": f.Org,
+		"gateway_tier": f.GatewayTier, "serving_node": f.ServingNode} {
 		if v != "" {
 			sel.Where("? = ?", bun.Ident(col), v)
 		}

@@ -230,7 +230,7 @@ func (s *Store) RemoveFromNode(ctx context.Context, a resources.Actor, hostname 
 		case before == nil:
 			return resources.NotFound(resources.CodeNodeCacheNotFound, "AI node %q holds no cache of AI model %d", hostname, modelID)
 		case before.Status == resources.NodeCacheCopying:
-			return cacheBusy(before, "a copy")
+			return removalBlocked(before)
 		}
 		op, err := s.startRemove(ctx, tx, a, before)
 		if err != nil {
@@ -265,7 +265,15 @@ func copyAnswer(op resources.Operation) resources.CacheCopy {
 	return resources.CacheCopy{Operation: op, Started: !ready}
 }
 
-func cacheBusy(row *nodeCacheRow, running string) error {
+// removalBlocked refuses a removal (a destroy) while the cache's copy runs,
+// naming the running operation as what blocks it (contract, Errors).
+func removalBlocked(row *nodeCacheRow) error {
+	e := cacheBusy(row, "a copy")
+	e.Blockers = map[string]int{"operations": 1}
+	return e
+}
+
+func cacheBusy(row *nodeCacheRow, running string) *resources.Error {
 	e := resources.Errorf(resources.KindConflict, resources.CodeNodeCacheBusy,
 		"%s of AI model %d on %q is running; retry when its operation finished", running, row.ModelID, row.Hostname)
 	e.RetryAfter = 5 * time.Second

@@ -218,13 +218,19 @@ func ValidateBenchmarks(b Benchmarks) error {
 }
 
 // CheckAIModelDelete allows deleting only a planned row without node caches.
+// The refusal's blockers name both: node_caches (how many) and central_copy
+// (1 unless planned: the weights are, or are being put, in the central store).
 func CheckAIModelDelete(m AIModel, caches int) error {
 	if m.Status == AIModelPlanned && caches == 0 {
 		return nil
 	}
 	e := Errorf(KindConflict, CodeAIModelHasWeights,
 		"model %d is %s with %d node caches; only a planned model without weights can be deleted", m.ID, m.Status, caches)
-	e.Blockers = map[string]int{"node_caches": caches}
+	central := 1
+	if m.Status == AIModelPlanned {
+		central = 0
+	}
+	e.Blockers = map[string]int{"node_caches": caches, "central_copy": central}
 	return e
 }
 
@@ -245,6 +251,15 @@ type AIModelFilter struct {
 	Cached      []string `json:"cached,omitempty"` // any of CachedReady, CachedNone
 	Sort        string   `json:"sort,omitempty"`
 	Order       string   `json:"order,omitempty"`
+}
+
+// Statuses are the statuses the filter keeps, any of them: Status holds them
+// comma-separated (an open list, so the parameter is a string, not an enum).
+func (f AIModelFilter) Statuses() []string {
+	if f.Status == "" {
+		return nil
+	}
+	return strings.Split(f.Status, ",")
 }
 
 // AIModels stores the catalogue. Every write records one audit event in its

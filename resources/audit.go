@@ -62,13 +62,21 @@ type AuditReader interface {
 const CodeAuditEventNotFound = "audit_event_not_found"
 
 var secretMarkers = []string{
-	"secret", "password", "passwd", "token", "hash", "pepper", "credential",
-	"api_key", "apikey", "private_key", "signature", "cookie", "session_key",
+	"secret", "password", "passwd", "passphrase", "token", "hash", "pepper", "credential",
+	"api_key", "apikey", "private_key", "signature", "cookie", "session_key", "authorization",
 }
 
-// SecretLooking reports whether a member name looks like it holds a secret.
+// secretSeparators joins the words of a member name as the markers do:
+// `X-Api-Key`, `private key` and `ssh.private.key` name secrets too.
+var secretSeparators = strings.NewReplacer("-", "_", " ", "_", ".", "_")
+
+// SecretLooking reports whether a member name looks like it holds a secret,
+// whatever the case and whichever of `_`, `-`, space or `.` joins its words.
 func SecretLooking(name string) bool {
 	n := strings.ToLower(name)
+	if strings.ContainsAny(n, "- .") {
+		n = secretSeparators.Replace(n)
+	}
 	for _, m := range secretMarkers {
 		if strings.Contains(n, m) {
 			return true

@@ -135,8 +135,8 @@ func authProblems() []ProblemCode {
 		p(CodeTokenRevoked, 401, "The token was revoked."),
 		p(CodeGatewayKeyRequired, 401, "AI gateway: no key was sent; send Authorization: Bearer <gateway key> "+
 			"(sk-gw-…)."),
-		p(CodeGatewayKeyInvalid, 401, "AI gateway: the key is malformed, unknown, revoked or was rotated away; "+
-			"ask for a new key (or the rotated value)."),
+		p(CodeGatewayKeyInvalid, 401, "AI gateway: the key is malformed, unknown, revoked or was rotated away, "+
+			"or Authorization was sent twice; ask for a new key (or the rotated value)."),
 		p(CodeGatewayKeyExpired, 401, "AI gateway: the key has passed its expires_at; ask for a new key."),
 		p(CodePrincipalDisabled, 401, "The token's owner is deactivated or disabled."),
 		p(CodeTokenIPNotAllowed, 401, "The token may not be used from this client address."),
