@@ -67,12 +67,14 @@ func assertNowhere(t *testing.T, e *apitest.Env, tok string, values ...string) {
 	}
 }
 
+// The tiers are the catalogue's tier names, sorted and distinct; a model
+// recorded with an empty gateway_tier names no tier (no key can carry "").
 func TestAIGateway_Read_BaseURLAndSortedDistinctTiers(t *testing.T) {
 	e, tok := aiEnv(t)
 	if m := e.Do("GET", "/api/v1/ai/gateway", tok, nil).JSON(t); m["base_url"] != "http://127.0.0.1:4000/v1" || fmt.Sprint(m["tiers"]) != "[]" {
 		t.Fatalf("empty catalogue: %v", m)
 	}
-	for i, tier := range []any{"pro", "basic", nil, "basic", "Edge", "pro"} {
+	for i, tier := range []any{"pro", "basic", nil, "basic", "Edge", "pro", ""} {
 		createModel(t, e, tok, map[string]any{"repo": fmt.Sprintf("t/m%d", i), "gateway_tier": tier})
 	}
 	m := e.Do("GET", "/api/v1/ai/gateway", e.Token(resources.PermAIRead), nil).JSON(t)

@@ -49,12 +49,16 @@ func (s *Store) gatewayKeyHash(ctx context.Context, value string) ([]byte, error
 	return k.Hash(value), nil
 }
 
-// GatewayTierNames returns the distinct non-null gateway_tier values of the
-// catalogue in byte order.
+// namedTier keeps the catalogue rows that name a tier: an empty
+// gateway_tier names none.
+const namedTier = "gateway_tier <> ''"
+
+// GatewayTierNames returns the distinct tier names (non-null, non-empty
+// gateway_tier values) of the catalogue in byte order.
 func (s *Store) GatewayTierNames(ctx context.Context) ([]string, error) {
 	names := []string{}
 	err := s.db.NewRaw(`SELECT DISTINCT gateway_tier COLLATE "C" AS t FROM ai_models
-		WHERE gateway_tier IS NOT NULL ORDER BY t`).Scan(ctx, &names)
+		WHERE `+namedTier+` ORDER BY t`).Scan(ctx, &names)
 	return names, err
 }
 
@@ -67,7 +71,7 @@ type gatewayTierRow struct {
 // the name, one keyset page.
 func (s *Store) ListGatewayTiers(ctx context.Context, q resources.PageQuery) (resources.Page[resources.GatewayTier], error) {
 	sel := s.db.NewSelect().TableExpr("ai_models").ColumnExpr(`gateway_tier COLLATE "C" AS name, count(*) AS models`).
-		Where("gateway_tier IS NOT NULL").GroupExpr("1").OrderExpr("1")
+		Where(namedTier).GroupExpr("1").OrderExpr("1")
 	if q.After != nil {
 		if len(q.After) != 1 {
 			return resources.Page[resources.GatewayTier]{}, errBadKey
