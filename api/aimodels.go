@@ -225,9 +225,10 @@ func (s *Server) registerAIModels() {
 	Register(s.api, Op{ID: "delete-ai-model", Toolset: ToolsetAI, Method: http.MethodDelete, Path: "/ai/models/{model_id}", Tags: tags,
 		Feature: resources.FeatureAI,
 		Summary: "Remove a planned model from the catalogue", Permissions: aiModelWriters, Destroy: true, Status: http.StatusNoContent,
-		Errors:      []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
-		Description: "Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches).",
-		Notes:       "only a `planned` model with no cache (409 `ai_model_has_weights`)",
+		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
+		Description: "Only a planned row without node caches; any other is 409 ai_model_has_weights " +
+			"(blockers: node_caches, and central_copy 1 unless the model is planned).",
+		Notes: "only a `planned` model with no cache (409 `ai_model_has_weights`)",
 	}, func(ctx context.Context, in *AIModelIDInput) (*struct{}, error) {
 		return nil, s.svc.AIModels.DeleteAIModel(ctx, ActorFrom(ctx), parseID(in.ModelID))
 	})

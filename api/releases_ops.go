@@ -12,7 +12,7 @@ type (
 	PromotionInput struct {
 		ProjectIDInput
 		Body struct {
-			Component string  `json:"component" minLength:"1" maxLength:"40" doc:"app-api or www; one the project does not enable is 422 component_not_enabled"`
+			Component string  `json:"component" maxLength:"40" doc:"app-api or www; one the project does not enable (an empty one too) is 422 component_not_enabled"`
 			TargetEnv string  `json:"target_env" enum:"dev,uat,prod"`
 			Version   *string `json:"version,omitempty" nullable:"true" pattern:"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$" doc:"Required for dev; for uat and prod, if given, must equal what the environment below runs"`
 		}

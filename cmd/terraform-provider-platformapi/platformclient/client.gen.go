@@ -2330,7 +2330,7 @@ type ProjectPatchComponents string
 
 // PromotionInputBody defines model for PromotionInputBody.
 type PromotionInputBody struct {
-	// Component app-api or www; one the project does not enable is 422 component_not_enabled
+	// Component app-api or www; one the project does not enable (an empty one too) is 422 component_not_enabled
 	Component string                      `json:"component"`
 	TargetEnv PromotionInputBodyTargetEnv `json:"target_env"`
 
@@ -2655,7 +2655,7 @@ type ListAiModelsParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Status Exact status: planned, pulling, owned, serving, …
+	// Status Statuses, any of them, comma-separated: planned, pulling, owned, serving, …
 	Status *string `form:"status,omitempty" json:"status,omitempty"`
 
 	// Category Exact category
@@ -3578,7 +3578,7 @@ type ClientInterface interface {
 
 	// DeleteAiModel Remove a planned model from the catalogue
 	//
-	// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches).
+	// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches, and central_copy 1 unless the model is planned).
 	//
 	// Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -4531,7 +4531,7 @@ func (c *Client) CreateAiModel(ctx context.Context, params *CreateAiModelParams,
 
 // DeleteAiModel Remove a planned model from the catalogue
 //
-// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches).
+// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches, and central_copy 1 unless the model is planned).
 //
 // Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -10124,7 +10124,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteAiModelWithResponse Remove a planned model from the catalogue
 	//
-	// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches).
+	// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches, and central_copy 1 unless the model is planned).
 	//
 	// Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -23527,7 +23527,7 @@ func (c *ClientWithResponses) CreateAiModelWithResponse(ctx context.Context, par
 
 // DeleteAiModelWithResponse Remove a planned model from the catalogue
 //
-// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches).
+// Only a planned row without node caches; any other is 409 ai_model_has_weights (blockers: node_caches, and central_copy 1 unless the model is planned).
 //
 // Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
