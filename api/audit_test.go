@@ -149,22 +149,10 @@ func TestAudit_FiltersByEntityAndTimeWindow(t *testing.T) {
 // straight into the table (not through the API's redaction) are no
 // exception, in the list and when read one by one.
 func TestAudit_RowsOfOtherWriters_SecretLookingMembersAlwaysNull(t *testing.T) {
-	e := apitest.New(t, apitest.Options{})
-	if _, err := e.Store.DB().NewRaw(`INSERT INTO audit_events
-		(actor, action, entity_type, entity_id, before_state, after_state) VALUES
-		('ops:legacy', 'user.update', 'users', '7',
-		 '{"password": "hunter2", "nested": {"api_key": "k1"}, "name": "Ada"}',
-		 '{"list": [{"client_secret": "s1"}], "Token": "t1", "name": "Ada"}')`).
-		Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	tok := e.Token(resources.PermAuditRead)
-	items, _ := auditItems(t, e, tok, "?actor=ops:legacy")
-	if len(items) != 1 {
-		t.Fatalf("events: %v", items)
-	}
-	one := e.Do("GET", "/api/v1/audit-events/"+items[0]["id"].(string), tok, nil)
-	for _, body := range []string{fmt.Sprint(items[0]), string(one.Body)} {
+	item, bodies := otherWritersRow(t, "ops:legacy", `'user.update', 'users', '7',
+		'{"password": "hunter2", "nested": {"api_key": "k1"}, "name": "Ada"}',
+		'{"list": [{"client_secret": "s1"}], "Token": "t1", "name": "Ada"}'`)
+	for _, body := range bodies {
 		for _, secret := range []string{"hunter2", "k1", "s1", "t1"} {
 			if strings.Contains(body, secret) {
 				t.Errorf("secret %q shown: %s", secret, body)
@@ -174,7 +162,7 @@ func TestAudit_RowsOfOtherWriters_SecretLookingMembersAlwaysNull(t *testing.T) {
 			t.Errorf("other members lost: %s", body)
 		}
 	}
-	before := items[0]["before_state"].(map[string]any)
+	before := item["before_state"].(map[string]any)
 	if v, ok := before["password"]; !ok || v != nil {
 		t.Fatalf("password must be present and null: %v", before)
 	}
@@ -186,22 +174,10 @@ func TestAudit_RowsOfOtherWriters_SecretLookingMembersAlwaysNull(t *testing.T) {
 // `Authorization` or `passphrase` member is one (contract, Audit event: "and
 // the like"). Members that only look alike stay.
 func TestAudit_SecretLookingNamesSpelledWithHyphensOrSpaces_AlwaysNull(t *testing.T) {
-	e := apitest.New(t, apitest.Options{})
-	if _, err := e.Store.DB().NewRaw(`INSERT INTO audit_events
-		(actor, action, entity_type, entity_id, before_state, after_state) VALUES
-		('pipeline:42', 'deploy.call', 'deploy', '1',
-		 '{"headers": {"X-Api-Key": "k1", "Authorization": "Bearer b1"}, "Idempotency-Key": "i1"}',
-		 '{"Private-Key": "p1", "session key": "s1", "ssh.passphrase": "f1", "sha256": "d1"}')`).
-		Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	tok := e.Token(resources.PermAuditRead)
-	items, _ := auditItems(t, e, tok, "?actor=pipeline:42")
-	if len(items) != 1 {
-		t.Fatalf("events: %v", items)
-	}
-	one := e.Do("GET", "/api/v1/audit-events/"+items[0]["id"].(string), tok, nil)
-	for _, body := range []string{fmt.Sprint(items[0]), string(one.Body)} {
+	_, bodies := otherWritersRow(t, "pipeline:42", `'deploy.call', 'deploy', '1',
+		'{"headers": {"X-Api-Key": "k1", "Authorization": "Bearer b1"}, "Idempotency-Key": "i1"}',
+		'{"Private-Key": "p1", "session key": "s1", "ssh.passphrase": "f1", "sha256": "d1"}'`)
+	for _, body := range bodies {
 		for _, secret := range []string{"k1", "b1", "p1", "s1", "f1"} {
 			if strings.Contains(body, secret) {
 				t.Errorf("secret %q shown: %s", secret, body)
@@ -213,4 +189,26 @@ func TestAudit_SecretLookingNamesSpelledWithHyphensOrSpaces_AlwaysNull(t *testin
 			}
 		}
 	}
+}
+
+// otherWritersRow writes one audit row of actor straight into the table,
+// as the portal, a pipeline or an ops script does (values: action,
+// entity_type, entity_id, before_state, after_state as SQL literals), and
+// reads it back through the API: the listed item, and both its readings
+// (listed, and read by id) as text.
+func otherWritersRow(t *testing.T, actor, values string) (map[string]any, []string) {
+	t.Helper()
+	e := apitest.New(t, apitest.Options{})
+	if _, err := e.Store.DB().NewRaw(`INSERT INTO audit_events
+		(actor, action, entity_type, entity_id, before_state, after_state) VALUES (?, `+values+`)`, actor).
+		Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tok := e.Token(resources.PermAuditRead)
+	items, _ := auditItems(t, e, tok, "?actor="+actor)
+	if len(items) != 1 {
+		t.Fatalf("events: %v", items)
+	}
+	one := e.Do("GET", "/api/v1/audit-events/"+items[0]["id"].(string), tok, nil)
+	return items[0], []string{fmt.Sprint(items[0]), string(one.Body)}
 }

@@ -240,18 +240,27 @@ func TestAuth_AuthorizationSentTwice_401TokenInvalid(t *testing.T) {
 	e := apitest.New(t, apitest.Options{})
 	tok := e.Token(resources.PermTenancyRead)
 	for _, pair := range [][2]string{{tok, "junk"}, {"junk", tok}, {tok, tok}} {
-		req, _ := http.NewRequest("GET", e.HTTP.URL+"/api/v1/whoami", nil)
-		req.Header.Add("Authorization", "Bearer "+pair[0])
-		req.Header.Add("Authorization", "Bearer "+pair[1])
-		res, err := e.HTTP.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		_ = res.Body.Close()
-		if res.StatusCode != 401 || !strings.Contains(string(body), `"code":"token_invalid"`) ||
-			!strings.Contains(string(body), "one Authorization header") {
+		res, body := getWithTwoCredentials(t, e, "/api/v1/whoami", pair)
+		if res.StatusCode != 401 || !strings.Contains(body, `"code":"token_invalid"`) ||
+			!strings.Contains(body, "one Authorization header") {
 			t.Fatalf("%d %s", res.StatusCode, body)
 		}
 	}
+}
+
+// getWithTwoCredentials GETs path with two Authorization headers, Bearer
+// pair[0] then Bearer pair[1], and answers the response and its body.
+func getWithTwoCredentials(t *testing.T, e *apitest.Env, path string,
+	pair [2]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.HTTP.URL+path, nil)
+	req.Header.Add("Authorization", "Bearer "+pair[0])
+	req.Header.Add("Authorization", "Bearer "+pair[1])
+	res, err := e.HTTP.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	return res, string(body)
 }

@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -344,17 +343,9 @@ func TestGatewayVerify_AuthorizationSentTwice_401GatewayKeyInvalid(t *testing.T)
 	live := key["value"].(string)
 	other := resources.NewGatewayKeyValue()
 	for _, pair := range [][2]string{{live, other}, {other, live}, {live, live}} {
-		req, _ := http.NewRequest("GET", e.HTTP.URL+verifyPath, nil)
-		req.Header.Add("Authorization", "Bearer "+pair[0])
-		req.Header.Add("Authorization", "Bearer "+pair[1])
-		res, err := e.HTTP.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		_ = res.Body.Close()
-		if res.StatusCode != 401 || !strings.Contains(string(body), `"code":"gateway_key_invalid"`) ||
-			!strings.Contains(string(body), "one Authorization header") ||
+		res, body := getWithTwoCredentials(t, e, verifyPath, pair)
+		if res.StatusCode != 401 || !strings.Contains(body, `"code":"gateway_key_invalid"`) ||
+			!strings.Contains(body, "one Authorization header") ||
 			res.Header.Get(resources.GatewayKeyIDHeader) != "" {
 			t.Fatalf("%d %v %s", res.StatusCode, res.Header, body)
 		}
