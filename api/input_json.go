@@ -56,8 +56,9 @@ func (w *jsonWalk) valueDone() {
 // checkJSONStrings reads body as one JSON value and refuses a string (member
 // name or value) that is not UTF-8, holds NUL or an unpaired UTF-16
 // surrogate escape, a member name given twice in one object, and a number
-// beyond float64's range, naming where it is. encoding/json would silently turn invalid UTF-8 and
-// unpaired surrogates into U+FFFD, and keep the last of two members.
+// beyond float64's range, naming where it is. encoding/json would silently
+// turn invalid UTF-8 and unpaired surrogates into U+FFFD, and keep the last
+// of two members.
 func checkJSONStrings(body []byte) error {
 	if !json.Valid(body) {
 		return malformedBody()
