@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -52,8 +53,10 @@ type ListAIModelsInput struct {
 	Order       string     `query:"order" enum:"asc,desc" default:"asc" doc:"Sort direction; rows without the sort value come last either way"`
 }
 
+// filter is the query as the store reads it; the statuses as a set (sorted,
+// each once), so that a cursor is bound to the set, not the order sent.
 func (in ListAIModelsInput) filter() resources.AIModelFilter {
-	return resources.AIModelFilter{Status: in.Status, Category: in.Category, Vendor: in.Vendor, Org: in.Org,
+	return resources.AIModelFilter{Status: valueSet(in.Status), Category: in.Category, Vendor: in.Vendor, Org: in.Org,
 		GatewayTier: in.GatewayTier, ServingNode: in.ServingNode, Gated: in.Gated.ptr(), Q: in.Q,
 		Cached: in.Cached, Sort: in.Sort, Order: in.Order}
 }
@@ -61,8 +64,9 @@ func (in ListAIModelsInput) filter() resources.AIModelFilter {
 func (s *Server) registerAIModelList(tags []string) {
 	Register(s.api, Op{ID: "list-ai-models", Toolset: ToolsetAI, Method: http.MethodGet, Path: "/ai/models", Tags: tags,
 		Summary: "List the AI model catalogue", Permissions: aiModelReaders, Errors: []int{http.StatusBadRequest},
-		Description: "Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name " +
-			"and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.",
+		Description: "Catalogue rows with their node caches. Filters are exact and combine (status takes " +
+			"several, comma-separated); q searches repo, display_name and summary. sort=param_count_b|size_gb: " +
+			"by that value (rows without it last), then id.",
 		Notes: "filters `status`, `category`, `vendor`, `org`, `gateway_tier`, `serving_node`, " +
 			"`gated`, `cached` (`ready`, `none`); `q` substring of repo, display name, summary; `sort` `id`, " +
 			"`param_count_b`, `size_gb` with `order`",
@@ -78,4 +82,14 @@ func (s *Server) listAIModels(ctx context.Context, in *ListAIModelsInput) (*List
 	return listPage(ctx, s, "ai-models", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.AIModel], error) {
 		return s.svc.AIModels.ListAIModels(ctx, f, q)
 	}, aiModelView)
+}
+
+// valueSet is a comma-separated value with its items sorted, each once.
+func valueSet(csv string) string {
+	if !strings.Contains(csv, ",") {
+		return csv
+	}
+	items := strings.Split(csv, ",")
+	slices.Sort(items)
+	return strings.Join(slices.Compact(items), ",")
 }

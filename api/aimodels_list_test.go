@@ -188,3 +188,27 @@ func TestAIModels_List_StatusTakesCommaSeparatedValues(t *testing.T) {
 		}
 	}
 }
+
+// The status filter is a set: a cursor issued for status=planned,owned
+// continues the same list when the values come in another order (as the
+// multi-value filters of the other lists do), and a value given twice
+// counts once.
+func TestAIModels_List_StatusCursorBoundToTheSetNotItsOrder(t *testing.T) {
+	e, tok := aiEnv(t)
+	var want []string
+	for _, repo := range []string{"acme/a", "acme/b", "acme/c"} {
+		want = append(want, createModel(t, e, tok, map[string]any{"repo": repo})["repo"].(string))
+	}
+	first := e.Do("GET", "/api/v1/ai/models?limit=1&status=planned,owned", tok, nil).JSON(t)
+	got := modelRepos(t, first)
+	next := first["next_cursor"].(string)
+	for _, status := range []string{"owned,planned", "planned,owned,planned"} {
+		r := e.Do("GET", "/api/v1/ai/models?limit=5&status="+status+apitest.CursorParam(next), tok, nil)
+		if r.Status != 200 {
+			t.Fatalf("status=%s with the cursor of planned,owned: %d %s", status, r.Status, r.Body)
+		}
+		if rest := modelRepos(t, r.JSON(t)); !slices.Equal(append(slices.Clone(got), rest...), want) {
+			t.Fatalf("status=%s: %v then %v, want %v", status, got, rest, want)
+		}
+	}
+}

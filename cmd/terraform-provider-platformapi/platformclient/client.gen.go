@@ -3547,7 +3547,7 @@ type ClientInterface interface {
 
 	// ListAiModels List the AI model catalogue
 	//
-	// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
+	// Catalogue rows with their node caches. Filters are exact and combine (status takes several, comma-separated); q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -4470,7 +4470,7 @@ func (c *Client) ListAiGatewayTiers(ctx context.Context, params *ListAiGatewayTi
 
 // ListAiModels List the AI model catalogue
 //
-// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
+// Catalogue rows with their node caches. Filters are exact and combine (status takes several, comma-separated); q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
@@ -10091,7 +10091,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAiModelsWithResponse List the AI model catalogue
 	//
-	// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
+	// Catalogue rows with their node caches. Filters are exact and combine (status takes several, comma-separated); q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 	//
 	// Permission: any one of `ai-read-global`, `ai-write-global`.
 	//
@@ -23476,7 +23476,7 @@ func (c *ClientWithResponses) ListAiGatewayTiersWithResponse(ctx context.Context
 
 // ListAiModelsWithResponse List the AI model catalogue
 //
-// Catalogue rows with their node caches. Filters are exact and combine; q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
+// Catalogue rows with their node caches. Filters are exact and combine (status takes several, comma-separated); q searches repo, display_name and summary. sort=param_count_b|size_gb: by that value (rows without it last), then id.
 //
 // Permission: any one of `ai-read-global`, `ai-write-global`.
 //
