@@ -53,10 +53,16 @@ type ListAIModelsInput struct {
 	Order       string     `query:"order" enum:"asc,desc" default:"asc" doc:"Sort direction; rows without the sort value come last either way"`
 }
 
-// filter is the query as the store reads it; the statuses as a set (sorted,
-// each once), so that a cursor is bound to the set, not the order sent.
+// filter is the query as the store reads it. The statuses arrive in one
+// string (the parameter is a string in the published contract) and are
+// read as the other lists' multi-value filters are: a list of any of them,
+// which the cursor binds as a set.
 func (in ListAIModelsInput) filter() resources.AIModelFilter {
-	return resources.AIModelFilter{Status: valueSet(in.Status), Category: in.Category, Vendor: in.Vendor, Org: in.Org,
+	var statuses []string
+	if in.Status != "" {
+		statuses = strings.Split(in.Status, ",")
+	}
+	return resources.AIModelFilter{Status: statuses, Category: in.Category, Vendor: in.Vendor, Org: in.Org,
 		GatewayTier: in.GatewayTier, ServingNode: in.ServingNode, Gated: in.Gated.ptr(), Q: in.Q,
 		Cached: in.Cached, Sort: in.Sort, Order: in.Order}
 }
@@ -75,21 +81,11 @@ func (s *Server) registerAIModelList(tags []string) {
 
 func (s *Server) listAIModels(ctx context.Context, in *ListAIModelsInput) (*ListOutput[AIModel], error) {
 	f := in.filter()
-	if slices.Contains(f.Statuses(), "") {
+	if slices.Contains(f.Status, "") {
 		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter, Field: "status",
 			Detail: "status: an item is empty; give the statuses comma-separated, e.g. planned,owned"}
 	}
 	return listPage(ctx, s, "ai-models", f, in.page(), func(q resources.PageQuery) (resources.Page[resources.AIModel], error) {
 		return s.svc.AIModels.ListAIModels(ctx, f, q)
 	}, aiModelView)
-}
-
-// valueSet is a comma-separated value with its items sorted, each once.
-func valueSet(csv string) string {
-	if !strings.Contains(csv, ",") {
-		return csv
-	}
-	items := strings.Split(csv, ",")
-	slices.Sort(items)
-	return strings.Join(slices.Compact(items), ",")
 }

@@ -67,8 +67,8 @@ func (c Cursors) mac(raw []byte) []byte {
 }
 
 // filterDigest digests the filters a cursor is bound to. A multi-value
-// filter is a set: its values count sorted, so the same filters asked in
-// another order continue the list.
+// filter is a set: its values count sorted, each once, so the same filters
+// asked in another order continue the list.
 func filterDigest(filters any) string {
 	if v := reflect.ValueOf(filters); v.Kind() == reflect.Struct {
 		filters = sortedSets(v).Interface()
@@ -79,7 +79,8 @@ func filterDigest(filters any) string {
 }
 
 // sortedSets returns a copy of the struct v with the values of every
-// exported []string member, in v and in the structs it holds, sorted.
+// exported []string member, in v and in the structs it holds, sorted and
+// each once.
 func sortedSets(v reflect.Value) reflect.Value {
 	c := reflect.New(v.Type()).Elem()
 	c.Set(v)
@@ -90,7 +91,7 @@ func sortedSets(v reflect.Value) reflect.Value {
 		case f.Kind() == reflect.Struct:
 			f.Set(sortedSets(f))
 		case f.Type() == reflect.TypeFor[[]string]() && f.Len() > 1:
-			f.Set(reflect.ValueOf(slices.Sorted(slices.Values(f.Interface().([]string)))))
+			f.Set(reflect.ValueOf(slices.Compact(slices.Sorted(slices.Values(f.Interface().([]string))))))
 		}
 	}
 	return c

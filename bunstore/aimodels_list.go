@@ -43,7 +43,7 @@ func (s *Store) ListAIModels(ctx context.Context, f resources.AIModelFilter, q r
 // filterAIModels adds the exact filters, the node-cache filter and the
 // substring search.
 func filterAIModels(sel *bun.SelectQuery, f resources.AIModelFilter) {
-	whereIn(sel, "status", f.Statuses())
+	whereIn(sel, "status", f.Status)
 	for col, v := range map[string]string{"category": f.Category, "vendor": f.Vendor, "org": f.Org,
 		"gateway_tier": f.GatewayTier, "serving_node": f.ServingNode} {
 		if v != "" {

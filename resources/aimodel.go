@@ -240,7 +240,7 @@ func CheckAIModelDelete(m AIModel, caches int) error {
 // without one (CachedNone). Sort is "id" (default), "param_count_b" or
 // "size_gb"; Order "asc" (default) or "desc"; nulls sort last either way.
 type AIModelFilter struct {
-	Status      string   `json:"status,omitempty"`
+	Status      []string `json:"status,omitempty"` // any of them (an open list of statuses)
 	Category    string   `json:"category,omitempty"`
 	Vendor      string   `json:"vendor,omitempty"`
 	Org         string   `json:"org,omitempty"`
@@ -251,15 +251,6 @@ type AIModelFilter struct {
 	Cached      []string `json:"cached,omitempty"` // any of CachedReady, CachedNone
 	Sort        string   `json:"sort,omitempty"`
 	Order       string   `json:"order,omitempty"`
-}
-
-// Statuses are the statuses the filter keeps, any of them: Status holds them
-// comma-separated (an open list, so the parameter is a string, not an enum).
-func (f AIModelFilter) Statuses() []string {
-	if f.Status == "" {
-		return nil
-	}
-	return strings.Split(f.Status, ",")
 }
 
 // AIModels stores the catalogue. Every write records one audit event in its
