@@ -54,7 +54,8 @@ type GatewayKeyCreate struct {
 
 // GatewayKeyRotate is the optional body of POST /ai/gateway/keys/{id}/rotate.
 type GatewayKeyRotate struct {
-	ReturnValue bool `json:"return_value,omitempty" doc:"Return the new value in this answer (only here, only once). Default false"`
+	ReturnValue bool                `json:"return_value,omitempty" doc:"Return the new value in this answer (only here, only once). Default false"`
+	ExpiresAt   Nullable[time.Time] `json:"expires_at,omitzero" maxLength:"40" doc:"The key's next expiry: an RFC 3339 instant in the future, or null: never. Omitted: the expiry stays (an expired key needs a new one)"`
 }
 
 // listKey is the key a member selection always keeps: the tier's name.
@@ -196,9 +197,11 @@ func (s *Server) registerGatewayKey(tags []string) {
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusUnsupportedMediaType,
 			http.StatusUnprocessableEntity},
 		Description: "Gives the key a new random value; the old value stops working at once (on every replica). " +
-			"The expiry stays. A revoked key is 409 gateway_key_revoked." + returnValueRule,
+			"The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming " +
+			"expires_at). A revoked key is 409 gateway_key_revoked." + returnValueRule,
 		Notes: "new value (same rule); the old one stops working at the gateway at once, on " +
-			"every replica; the expiry stays",
+			"every replica; the expiry stays unless `expires_at` sets a new one (null: never; an " +
+			"expired key needs one)",
 	}, s.rotateGatewayKey)
 	Register(s.api, Op{ID: "revoke-ai-gateway-key", Toolset: ToolsetAI, Method: http.MethodDelete, Path: "/ai/gateway/keys/{key_id}", Tags: tags,
 		Feature: resources.FeatureAI,
@@ -238,10 +241,14 @@ func (s *Server) createGatewayKey(ctx context.Context, in *CreateGatewayKeyInput
 }
 
 func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput) (*IssuedGatewayKeyOutput, error) {
-	returnValue := in.Body != nil && in.Body.ReturnValue
-	k, err := s.svc.AIGateway.RotateGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID), LeaseFrom(ctx))
+	var body GatewayKeyRotate
+	if in.Body != nil {
+		body = *in.Body
+	}
+	k, err := s.svc.AIGateway.RotateGatewayKey(ctx, ActorFrom(ctx), parseID(in.KeyID),
+		resources.GatewayKeyRotation{ExpiresAt: body.ExpiresAt.Patch()}, LeaseFrom(ctx))
 	if err != nil {
 		return nil, err
 	}
-	return &IssuedGatewayKeyOutput{Body: issuedView(ctx, k, returnValue, s.cfg.Now())}, nil
+	return &IssuedGatewayKeyOutput{Body: issuedView(ctx, k, body.ReturnValue, s.cfg.Now())}, nil
 }

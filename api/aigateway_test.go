@@ -328,3 +328,46 @@ func TestAIGatewayKeys_KeyedCreateResumedAfterLostAnswer_NoSecondKeyWarnsInstead
 		t.Fatalf("%d keys", n)
 	}
 }
+
+// A rotation keeps the expiry unless the body sets a new one (a future
+// instant, or null: never); an expired key rotated without one would get a
+// value that opens nothing, so that is 422 naming expires_at and changes
+// nothing.
+func TestAIGatewayKeys_RotateExpired_NeedsANewExpiry_422(t *testing.T) {
+	e, tok := aiEnv(t)
+	at := func(d time.Duration) string {
+		return e.Clock.Now().Add(d).UTC().Truncate(time.Second).Format(time.RFC3339)
+	}
+	first := at(time.Hour)
+	k := createKey(t, e, tok, map[string]any{"name": "lapsing", "expires_at": first})
+	path := "/api/v1/ai/gateway/keys/" + k["id"].(string) + "/rotate"
+	if r := e.Do("POST", path, tok, nil).JSON(t); r["expires_at"] != first || r["status"] != "active" {
+		t.Fatalf("a live key's rotation changed its expiry: %v", r)
+	}
+	e.Clock.Advance(time.Hour)
+	before := e.Do("GET", "/api/v1/ai/gateway/keys/"+k["id"].(string), tok, nil).JSON(t)
+	events := count(t, e, "SELECT count(*) FROM audit_events")
+	for _, body := range []any{nil, map[string]any{"return_value": true}, map[string]any{"expires_at": at(-time.Second)}} {
+		m := assertProblem(t, e.Do("POST", path, tok, body), 422, resources.CodeValidationFailed)
+		if m["field"] != "expires_at" || !strings.Contains(m["detail"].(string), "expires_at") {
+			t.Fatalf("%v: %v", body, m)
+		}
+	}
+	if diff := cmp.Diff(before, e.Do("GET", "/api/v1/ai/gateway/keys/"+k["id"].(string), tok, nil).JSON(t)); diff != "" {
+		t.Fatalf("a refused rotation changed the key (-before +after):\n%s", diff)
+	}
+	if n := count(t, e, "SELECT count(*) FROM audit_events"); n != events {
+		t.Fatalf("a refused rotation wrote %d audit events", n-events)
+	}
+	later := at(time.Hour)
+	r := e.Do("POST", path, tok, map[string]any{"expires_at": later, "return_value": true}).JSON(t)
+	if r["expires_at"] != later || r["status"] != "active" {
+		t.Fatalf("rotation with a new expiry: %v", r)
+	}
+	if _, ok := verifyKey(t, e, r["value"].(string)); !ok {
+		t.Fatal("the renewed key's value does not verify")
+	}
+	if r := e.Do("POST", path, tok, map[string]any{"expires_at": nil}).JSON(t); r["expires_at"] != nil {
+		t.Fatalf("rotation with expires_at null keeps an expiry: %v", r)
+	}
+}

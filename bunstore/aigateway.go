@@ -140,12 +140,13 @@ func (s *Store) CreateGatewayKey(ctx context.Context, a resources.Actor, k resou
 	return out, s.published(ctx, err, resources.GatewayKeyChanged(out.ID))
 }
 
-// RotateGatewayKey gives a key that is not revoked a new value (its expiry
-// stays); the old one stops matching at once. A revoked key is 409
-// gateway_key_revoked. A keyed rotation resumed past its recovery point
-// returns the key without a value: the value was never kept.
+// RotateGatewayKey gives a key that is not revoked a new value, and the
+// expiry r sets (see GatewayKeyRotation.Check); the old value stops
+// matching at once. A revoked key is 409 gateway_key_revoked. A keyed
+// rotation resumed past its recovery point returns the key without a
+// value: the value was never kept.
 func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int64,
-	l *resources.Lease) (resources.IssuedGatewayKey, error) {
+	r resources.GatewayKeyRotation, l *resources.Lease) (resources.IssuedGatewayKey, error) {
 	if _, resumed, err := resumedID(l, resources.RecoveryGatewayKeyRotated); err != nil || resumed {
 		key, err := resumeCreate(ctx, id, err, s.GetGatewayKey)
 		return resources.IssuedGatewayKey{GatewayKey: key}, err
@@ -164,8 +165,12 @@ func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int6
 		if before.RevokedAt != nil {
 			return resources.Errorf(resources.KindConflict, resources.CodeGatewayKeyRevoked, "gateway key %d is revoked", id)
 		}
+		if err := r.Check(before.key(), s.now()); err != nil {
+			return err
+		}
 		after := &gatewayKeyRow{ID: id}
 		if _, err := tx.NewUpdate().Model(after).Set("key_hash = ?", hash).Set("rotated_at = now()").
+			Set("expires_at = ?", r.NextExpiry(before.ExpiresAt)).
 			Set("updated_at = now()").WherePK().Returning("*").Exec(ctx); err != nil {
 			return err
 		}

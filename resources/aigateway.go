@@ -80,6 +80,43 @@ func CheckGatewayKeyExpiry(expiresAt *time.Time, now time.Time) error {
 	return nil
 }
 
+// GatewayKeyRotation is a rotate request: the key's next expiry. Unset
+// keeps the current one; null means never; a value must lie in the future.
+type GatewayKeyRotation struct {
+	ExpiresAt Patch[time.Time]
+}
+
+// Check is the rule of rotating k at now: a new expiry lies in the future,
+// and an expired key needs one, since a kept expiry would give it a value
+// that opens nothing (422 validation_failed naming expires_at).
+func (r GatewayKeyRotation) Check(k GatewayKey, now time.Time) error {
+	if r.ExpiresAt.Set {
+		if r.ExpiresAt.Null {
+			return nil
+		}
+		return CheckGatewayKeyExpiry(&r.ExpiresAt.Value, now)
+	}
+	if GatewayKeyExpiredAt(k.ExpiresAt, now) {
+		return Invalid("expires_at", CodeValidationFailed, "gateway key %d expired at %s; a rotation "+
+			"keeps the expiry, so send a new expires_at (a future instant, or null: never) with it",
+			k.ID, k.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// NextExpiry is the expiry after a rotation of a key that expires at
+// current (nil: never).
+func (r GatewayKeyRotation) NextExpiry(current *time.Time) *time.Time {
+	switch {
+	case !r.ExpiresAt.Set:
+		return current
+	case r.ExpiresAt.Null:
+		return nil
+	}
+	v := r.ExpiresAt.Value
+	return &v
+}
+
 // GatewayTier is a serving tier of the catalogue and how many rows name it.
 type GatewayTier struct {
 	Name   string
@@ -122,6 +159,7 @@ type AIGateway interface {
 	ListGatewayKeys(ctx context.Context, f GatewayKeyFilter, q PageQuery) (Page[GatewayKey], error)
 	GetGatewayKey(ctx context.Context, id int64) (*GatewayKey, error)
 	CreateGatewayKey(ctx context.Context, a Actor, k NewGatewayKey, l *Lease) (IssuedGatewayKey, error)
-	RotateGatewayKey(ctx context.Context, a Actor, id int64, l *Lease) (IssuedGatewayKey, error)
+	RotateGatewayKey(ctx context.Context, a Actor, id int64, r GatewayKeyRotation,
+		l *Lease) (IssuedGatewayKey, error)
 	RevokeGatewayKey(ctx context.Context, a Actor, id int64) error
 }

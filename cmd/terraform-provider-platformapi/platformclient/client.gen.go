@@ -1806,6 +1806,9 @@ type GatewayKeyCreate struct {
 
 // GatewayKeyRotate defines model for GatewayKeyRotate.
 type GatewayKeyRotate struct {
+	// ExpiresAt The key's next expiry: an RFC 3339 instant in the future, or null: never. Omitted: the expiry stays (an expired key needs a new one)
+	ExpiresAt nullable.Nullable[time.Time] `json:"expires_at,omitempty"`
+
 	// ReturnValue Return the new value in this answer (only here, only once). Default false
 	ReturnValue *bool `json:"return_value,omitempty"`
 }
@@ -3516,7 +3519,7 @@ type ClientInterface interface {
 
 	// RotateAiGatewayKeyWithBody Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3527,7 +3530,7 @@ type ClientInterface interface {
 
 	// RotateAiGatewayKey Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -4409,7 +4412,7 @@ func (c *Client) GetAiGatewayKey(ctx context.Context, keyId string, reqEditors .
 
 // RotateAiGatewayKeyWithBody Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -4430,7 +4433,7 @@ func (c *Client) RotateAiGatewayKeyWithBody(ctx context.Context, keyId string, p
 
 // RotateAiGatewayKey Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -10058,7 +10061,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateAiGatewayKeyWithBodyWithResponse Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -10069,7 +10072,7 @@ type ClientWithResponsesInterface interface {
 
 	// RotateAiGatewayKeyWithResponse Rotate an AI gateway key
 	//
-	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+	// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 	//
 	// Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -23425,7 +23428,7 @@ func (c *ClientWithResponses) GetAiGatewayKeyWithResponse(ctx context.Context, k
 
 // RotateAiGatewayKeyWithBodyWithResponse Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -23442,7 +23445,7 @@ func (c *ClientWithResponses) RotateAiGatewayKeyWithBodyWithResponse(ctx context
 
 // RotateAiGatewayKeyWithResponse Rotate an AI gateway key
 //
-// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays. A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
+// Gives the key a new random value; the old value stops working at once (on every replica). The expiry stays unless expires_at sets a new one; an expired key needs one (422 naming expires_at). A revoked key is 409 gateway_key_revoked. The value is returned only when return_value is true, only in this answer; it is stored as HMAC-SHA256 under a server key and cannot be read again. With an Idempotency-Key, a replay answers the same record without the value and with the warning value_shown_once; the stored answer never holds the value.
 //
 // Permission: any one of `ai-gateway-keys-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
