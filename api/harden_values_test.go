@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"platformapi/api/apitest"
 	"platformapi/resources"
 )
 
@@ -101,5 +103,47 @@ func TestHarden_NumberBeyondFloat64_422ValidationFailedNamingTheMember(t *testin
 		if p["field"] != c.field {
 			t.Fatalf("%s: field %v, want %s: %s", c.body, p["field"], c.field, r.Body)
 		}
+	}
+}
+
+// TestHarden_BlankName_422NamingTheMember: a name that is only white space
+// names nothing; every free-text name member refuses it (422
+// validation_failed naming the member), on create and on patch alike, and
+// nothing is written.
+func TestHarden_BlankName_422NamingTheMember(t *testing.T) {
+	e := apitest.New(t, apitest.Options{})
+	tok := e.Token(resources.PermTenancyWrite, resources.PermTenancyRead, resources.PermUsersWrite,
+		resources.PermProjectsWrite, resources.PermAIWrite, resources.PermAIGatewayKeys)
+	customer := `{"short_name":"BETA","long_name":%q,"vcs_group":"beta",` +
+		`"primary_contact_email":"a@b.example","primary_contact_name":%q}`
+	blank, events := "  \t ", count(t, e, "SELECT count(*) FROM audit_events")
+	for _, c := range []struct{ method, path, body, field string }{
+		{"POST", "/customers", fmt.Sprintf(customer, blank, "Al"), "long_name"},
+		{"POST", "/customers", fmt.Sprintf(customer, "Beta Corp", blank), "primary_contact_name"},
+		{"PATCH", "/customers/1", `{"long_name":"   "}`, "long_name"},
+		{"PATCH", "/customers/1", `{"primary_contact_name":"  "}`, "primary_contact_name"},
+		{"POST", "/tenants", `{"customer_id":"1","slug":"beta-prod","name":"   "}`, "name"},
+		{"PATCH", "/tenants/1", `{"name":"   "}`, "name"},
+		{"POST", "/users", `{"email":"bob@example.com","display_name":" "}`, "display_name"},
+		{"PATCH", "/users/1", `{"display_name":"\n\t"}`, "display_name"},
+		{"PATCH", "/users/1", `{"display_name":"\u00a0\u2003"}`, "display_name"},
+		{"POST", "/projects", `{"customer_id":"1","short_name":"WEB","name":"   ","kind":"vm","components":[]}`,
+			"name"},
+		{"PATCH", "/projects/1", `{"name":"   "}`, "name"},
+		{"POST", "/ai/models", `{"repo":"org/model","display_name":"  "}`, "display_name"},
+		{"PATCH", "/ai/models/1", `{"display_name":"  "}`, "display_name"},
+		{"POST", "/ai/gateway/keys", `{"name":"  "}`, "name"},
+		{"POST", "/ai/gateway/keys", `{"name":"ci","tier":"  "}`, "tier"},
+	} {
+		t.Run(c.method+" "+c.path+" "+c.field, func(t *testing.T) {
+			r := e.Do(c.method, "/api/v1"+c.path, tok, c.body)
+			p := assertProblem(t, r, 422, "validation_failed")
+			if p["field"] != c.field || !strings.Contains(string(r.Body), "not only white space") {
+				t.Fatalf("field %v, want %s: %v", p["field"], c.field, p)
+			}
+		})
+	}
+	if n := count(t, e, "SELECT count(*) FROM audit_events"); n != events {
+		t.Fatalf("%d audit events after refused writes", n-events)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -192,7 +193,10 @@ func surrogatesPaired(raw []byte) bool {
 // where an integer is wanted (JSON Schema counts 2.0 as an integer; Go
 // cannot decode it into one), and an object or array item inside an array
 // of unique values (Huma compares unique items as map keys, which panics on
-// such an item).
+// such an item). And one rule Huma's keywords cannot state within v1's
+// schemas (a new pattern would be a breaking change): a string whose schema
+// sets a minimum length must hold a character other than white space (a
+// name of spaces names nothing).
 func checkValues(reg huma.Registry, schema *huma.Schema, body []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -224,6 +228,10 @@ func valueProblem(reg huma.Registry, s *huma.Schema, v any, loc string) (string,
 	case json.Number:
 		if s.Type == huma.TypeInteger && strings.ContainsAny(string(val), ".eE") {
 			return loc, "expected integer: a whole number written without a fraction or exponent"
+		}
+	case string:
+		if s.MinLength != nil && *s.MinLength > 0 && val != "" && strings.TrimFunc(val, unicode.IsSpace) == "" {
+			return loc, "expected text: not only white space"
 		}
 	case map[string]any:
 		for _, name := range slices.Sorted(maps.Keys(val)) {
