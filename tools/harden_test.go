@@ -116,10 +116,12 @@ func TestMCP_PathArgument_MissingEmptyOrSlash(t *testing.T) {
 			t.Fatalf("%v: %v", args, p)
 		}
 	}
-	for args, want := range map[string]string{`{}`: "is required", `{"hostname":""}`: "must not be empty"} {
+	details := map[string]string{`{}`: "is required", `{"hostname":""}`: "must not be empty"}
+	for args, want := range details {
 		var a map[string]any
 		_ = json.Unmarshal([]byte(args), &a)
-		if p := problemOf(t, call(t, c, "get-ai-node", a)); !strings.Contains(fmt.Sprint(p["detail"]), want) {
+		p := problemOf(t, call(t, c, "get-ai-node", a))
+		if !strings.Contains(fmt.Sprint(p["detail"]), want) {
 			t.Fatalf("%s: detail %q, want %q", args, p["detail"], want) // an agent that sent "" is told so
 		}
 	}
