@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -13,7 +14,8 @@ import (
 // name of another server, a misspelling) gets MCP's -32602 Invalid params
 // telling it what to do: call tools/list, and, when the name differs from a
 // tool it can call only in case or in '_' for '-', that tool. tools/call
-// without a name says the name is missing rather than "tool ” not found".
+// without a name says the name is missing rather than that no tool of the
+// empty name is found.
 func TestMCP_ToolsCall_UnknownTool_InvalidParamsPointingToToolsList(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t).enableAPI()
@@ -81,14 +83,28 @@ func TestMCP_PromptsGet_UnknownPrompt_InvalidParamsPointingToPromptsList(t *test
 	t.Parallel()
 	e := newEnv(t).enableAPI()
 	tok := e.token(resources.PermProjectsRead)
-	for name, prompt := range map[string]string{"unknown": "nope", "not offered": "who-changed"} {
+	for name, prompt := range map[string]string{"unknown": "nope", "not offered": "who-changed",
+		"no name": ""} {
 		t.Run(name, func(t *testing.T) {
 			r := e.rpc(Path, tok, "prompts/get", map[string]any{"name": prompt}, nil)
 			msg := wantRPCError(t, r.response, 200, -32602, "1", "prompts/list")
-			if !strings.Contains(msg, prompt) {
-				t.Fatalf("message %q does not name %s", msg, prompt)
+			if want := cmp.Or(prompt, "params.name is required"); !strings.Contains(msg, want) {
+				t.Fatalf("message %q does not say %s", msg, want)
 			}
 		})
+	}
+}
+
+// resources/read of a URI the server does not serve stays -32002 Resource
+// not found, naming the URI and pointing to resources/list.
+func TestMCP_ResourcesRead_UnknownURI_PointsToResourcesList(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(resources.PermProjectsRead)
+	r := e.rpc(Path, tok, "resources/read", map[string]any{"uri": "platformapi://nope"}, nil)
+	msg := wantRPCError(t, r.response, 200, -32002, "1", "resources/list")
+	if !strings.Contains(msg, "platformapi://nope") {
+		t.Fatalf("message %q", msg)
 	}
 }
 
