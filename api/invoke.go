@@ -80,8 +80,12 @@ func (s *Server) callRequest(ctx context.Context, c Call) (*http.Request, error)
 	}
 	if i := strings.IndexByte(path, '{'); i >= 0 { // a path parameter missing or empty
 		name, _, _ := strings.Cut(path[i+1:], "}")
+		detail := "the argument " + name + " is required"
+		if _, given := c.Path[name]; given {
+			detail = "the argument " + name + " must not be empty"
+		}
 		return nil, &resources.Error{Kind: resources.KindBadRequest, Code: CodeInvalidParameter,
-			Field: name, Detail: "the argument " + name + " is required"}
+			Field: name, Detail: detail}
 	}
 	u := &url.URL{Path: Prefix + path, RawQuery: c.Query.Encode()}
 	if escaped != path {

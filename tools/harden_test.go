@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -103,7 +104,7 @@ func TestMCP_EmptyFilterArgument_ToolErrorInvalidParameter(t *testing.T) {
 }
 
 // A path argument reaches its operation through api.Server.Invoke: a
-// missing or empty one is invalid_parameter naming it (never the list at
+// missing or empty one is invalid_parameter naming it, saying which (never the list at
 // the parent path), and one holding a slash stays one path segment (404 of
 // the item, not another route).
 func TestMCP_PathArgument_MissingEmptyOrSlash(t *testing.T) {
@@ -113,6 +114,15 @@ func TestMCP_PathArgument_MissingEmptyOrSlash(t *testing.T) {
 		p := problemOf(t, call(t, c, "get-ai-node", args))
 		if p["status"] != 400.0 || p["code"] != api.CodeInvalidParameter || p["field"] != "hostname" {
 			t.Fatalf("%v: %v", args, p)
+		}
+	}
+	details := map[string]string{`{}`: "is required", `{"hostname":""}`: "must not be empty"}
+	for args, want := range details {
+		var a map[string]any
+		_ = json.Unmarshal([]byte(args), &a)
+		p := problemOf(t, call(t, c, "get-ai-node", a))
+		if !strings.Contains(fmt.Sprint(p["detail"]), want) {
+			t.Fatalf("%s: detail %q, want %q", args, p["detail"], want) // an agent that sent "" is told so
 		}
 	}
 	p := problemOf(t, call(t, c, "get-ai-node", map[string]any{"hostname": "gpu-01/caches"}))

@@ -57,7 +57,7 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	resp = withClientID(resp, msg.ID)
+	resp = withClientID(m.explain(r.Context(), msg, resp), msg.ID)
 	status := http.StatusOK
 	if e, ok := resp.(mcp.JSONRPCError); ok {
 		status = era.status(e.Error.Code)

@@ -118,7 +118,6 @@ func oneRoadCases() map[string]oneRoadCase {
 		"model with caches":                  {legacy, call("4", "get-ai-model", `{"model_id":"1"}`), nil},
 		"tool error":                         {legacy, call("5", "get-customer", `{"customer_id":"999"}`), nil},
 		"bad argument":                       {legacy, call("6", "get-customer", `{"customer_id":"x"}`), nil},
-		"unknown tool":                       {legacy, call("7", "no-such-tool", `{}`), nil},
 		"string id":                          {legacy, call(`"call-8"`, "get-whoami", `{}`), nil},
 		"arguments not an object":            {legacy, call("10", "get-customer", `"x"`), nil},
 		"progress token meta": {legacy, `{"jsonrpc":"2.0","id":9,"method":"tools/call",` +
@@ -136,9 +135,6 @@ func oneRoadCases() map[string]oneRoadCase {
 			`"name":"get-whoami","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, modernHeaders},
 		"modern list": {modern, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`,
 			map[string]string{"Mcp-Method": "tools/list"}},
-		"modern unknown tool": {modern, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope",` +
-			modernMeta + `}}`,
-			map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "nope"}},
 		"modern ping answer": {modern, `{"jsonrpc":"2.0","id":3,"result":{}}`, nil},
 		"modern answer":      {modern, `{"jsonrpc":"2.0","id":3,"result":{"x":1}}`, nil},
 	}
@@ -213,6 +209,9 @@ func differingCases() []differingCase {
 		{"params a string", legacy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
 			nil, 200, -32600, "1",
 			invalid + "params are not an object; the transport: a -32600 naming Go types"},
+		{"unknown tool", legacy, `{"jsonrpc":"2.0","id":7,"method":"tools/call",` +
+			`"params":{"name":"no-such-tool","arguments":{}}}`, nil, 200, -32602, "7",
+			"the message says to call tools/list; the transport: \"tool 'no-such-tool' not found\""},
 		{"large id", legacy, `{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call",` +
 			`"params":{"name":"get-whoami","arguments":{}}}`, nil, 200, 0, "12345678901234567890",
 			"JSON-RPC 2.0 §5: the answer's id is the request's; the transport reads it through float64"},
