@@ -89,6 +89,21 @@ func TestChart_Defaults_ServerServicePDBAndMigrationHook(t *testing.T) {
 	}
 }
 
+// TestChart_AllowedNetworksSet_NotesSayPortForwardComesFromLoopback: the
+// NOTES' check (kubectl port-forward, then curl /readyz) reaches the pod
+// from 127.0.0.1; with server.allowedNetworks set (the README's install
+// sets it) loopback is served only when listed, so the NOTES say so
+// instead of offering a check that answers 404.
+func TestChart_AllowedNetworksSet_NotesSayPortForwardComesFromLoopback(t *testing.T) {
+	_, notes := render(t, map[string]any{"server": map[string]any{
+		"allowedNetworks": "10.0.0.0/8,100.64.0.0/10"}})
+	for _, want := range []string{"port-forward", "127.0.0.1/32"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("NOTES lack %q:\n%s", want, notes)
+		}
+	}
+}
+
 // TestChart_TwoReplicasEverythingOn renders two replicas with the node
 // agent, the ServiceMonitor and the NetworkPolicy on, and checks each
 // resource's invariants. `go test -v -run TwoReplicas` prints the list.

@@ -10,8 +10,10 @@ package tracing
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -85,6 +87,19 @@ func (t *Tracing) Client() *http.Client {
 func (t *Tracing) options() []otelhttp.Option {
 	return []otelhttp.Option{otelhttp.WithTracerProvider(t.provider), otelhttp.WithPropagators(t.propagator),
 		otelhttp.WithMeterProvider(noop.NewMeterProvider())}
+}
+
+// LogErrors sends OpenTelemetry's own errors (a failed export, a full
+// queue) to log at warn, one JSON line like every other, instead of Go's
+// standard logger (plain text), OpenTelemetry's default. Process-wide:
+// OpenTelemetry has one error handler. Nothing when t or log is nil.
+func (t *Tracing) LogErrors(log *slog.Logger) {
+	if t == nil || log == nil {
+		return
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("tracing: OpenTelemetry error", "error", err)
+	}))
 }
 
 // Shutdown exports the spans still buffered and stops the exporter; nil

@@ -90,6 +90,7 @@ func Open(ctx context.Context, opts Options) (*Main, error) {
 			return nil, err
 		}
 	}
+	m.tracing.LogErrors(opts.Logger)
 	dsn := opts.DatabaseURL
 	if dsn == "" {
 		e, dsn2, err := openEmbedded(ctx, opts)

@@ -29,7 +29,7 @@ func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *
 		gated := api.NetworkGate(o.Networks, api.MetricsHandler(reg))
 		metrics := api.NewClientAddrs(o.TrustedProxies).Middleware(gated)
 		go func() {
-			if err := m.serve(ctx, ln, metrics, tlsConfig, answerTimeout(o)); err != nil {
+			if err := m.serve(ctx, ln, metrics, tlsConfig, o); err != nil {
 				m.opts.Logger.Error("metrics listener", "addr", o.MetricsAddr, "error", err)
 			}
 		}()
@@ -39,7 +39,7 @@ func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *
 		return err
 	}
 	m.logWhereServed(ctx, o, ln.Addr().String())
-	return m.serve(ctx, ln, h, tlsConfig, answerTimeout(o))
+	return m.serve(ctx, ln, h, tlsConfig, o)
 }
 
 // requireAddr refuses an empty --addr (a unit passing --addr=$VAR with the
@@ -72,19 +72,19 @@ func listenTCP(addr, flag string) (net.Listener, error) {
 const maxHeaderBytes = 64 << 10
 
 // serve serves h on ln (over TLS when tlsConfig is set) until ctx ends,
-// then drains requests for up to 10 seconds, each answer written within
-// writeTimeout. Each server gets its own copy of tlsConfig: net/http writes
-// its HTTP/2 settings into the server's.
+// then drains requests for drainTimeout(o), each answer written within
+// answerTimeout(o). Each server gets its own copy of tlsConfig: net/http
+// writes its HTTP/2 settings into the server's.
 func (m *Main) serve(ctx context.Context, ln net.Listener, h http.Handler, tlsConfig *tls.Config,
-	writeTimeout time.Duration) error {
+	o ServeOptions) error {
 	if tlsConfig != nil {
 		tlsConfig = tlsConfig.Clone()
 	}
-	hs := newHTTPServer(h, tlsConfig, writeTimeout)
+	hs := newHTTPServer(h, tlsConfig, answerTimeout(o))
 	if tlsConfig != nil { // handshake failures (scanners, expired client trust) at warn, as JSON
 		hs.ErrorLog = slog.NewLogLogger(m.opts.Logger.Handler(), slog.LevelWarn)
 	}
-	return serveUntilDone(ctx, hs, ln)
+	return serveUntilDone(ctx, hs, ln, drainTimeout(o), m.opts.Logger)
 }
 
 // newHTTPServer is the server of a listener that faces the network: its
@@ -104,9 +104,23 @@ func answerTimeout(o ServeOptions) time.Duration {
 	return 2 * cmp.Or(o.RequestTimeout, api.DefaultRequestTimeout)
 }
 
+// drainMargin is how long a stopping server waits, past the request
+// deadline, for the answers cut short at it to be written.
+const drainMargin = 2 * time.Second
+
+// drainTimeout is how long a stopping server lets the requests in flight
+// finish: as long as one may run (--request-timeout), and drainMargin for
+// its answer. The stop budgets of deploy/ (TimeoutStopSec=,
+// terminationGracePeriodSeconds) leave room for it.
+func drainTimeout(o ServeOptions) time.Duration {
+	return cmp.Or(o.RequestTimeout, api.DefaultRequestTimeout) + drainMargin
+}
+
 // serveUntilDone serves hs on ln (TLS when hs has a TLS configuration)
-// until ctx ends, then drains requests for up to 10 seconds.
-func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener) error {
+// until ctx ends, then drains requests for up to drain; connections still
+// busy after it are closed (logged), which is no error: the stop was asked.
+func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener, drain time.Duration,
+	log *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() {
 		if hs.TLSConfig != nil {
@@ -120,9 +134,14 @@ func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener) error
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
 	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := hs.Shutdown(shutdown)
+	if errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("stopping: requests still running after the drain were cut", "drain", drain.String())
+		return hs.Close()
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -15,6 +15,10 @@ import (
 // nodeAgentEnv prefixes the environment variable of each node-agent flag.
 const nodeAgentEnv = "PLATFORMAPI_NODE_AGENT_"
 
+// nodeAgentDrain is how long a stopping node agent lets its requests
+// finish; they answer at once (a copy runs in the background).
+const nodeAgentDrain = 10 * time.Second
+
 // NodeAgentOptions configure `node-agent`.
 type NodeAgentOptions struct {
 	Addr              string
@@ -87,7 +91,7 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 		"max_copies", agent.MaxCopies(), "max_copy_bytes_per_second", o.MaxBytesPerSecond)
 	hs := newHTTPServer(agent.Handler(), tlsConfig, time.Minute) // its answers are small
 	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	if err := serveUntilDone(ctx, hs, ln); err != nil {
+	if err := serveUntilDone(ctx, hs, ln, nodeAgentDrain, log); err != nil {
 		return err
 	}
 	log.Info("node agent stopped")
