@@ -24,6 +24,7 @@ type tokensPage struct {
 	CanAdmin      bool                       // holds api-tokens-admin-global
 	Form          tokenForm                  // the refused form, refilled
 	Account       url.Values                 // the refused new service account, refilled
+	Refused       tokenRefusal               // the refused Revoke or Extend, named; its days refilled
 	DefaultDays   int
 	MaxDays       int
 }
@@ -34,16 +35,38 @@ type tokenLine struct {
 	Status string
 }
 
+// tokenRefusal is a refused action on one token: what was being done
+// ("Revoking", "Extending"), the token's id and, for an Extend, the days
+// sent.
+type tokenRefusal struct {
+	Doing string
+	ID    int64
+	Days  string
+}
+
 // tokenRows is a table of tokens with what its action forms need.
 type tokenRows struct {
 	Lines                []tokenLine
 	CanAdmin             bool
 	DefaultDays, MaxDays int
+	Refused              tokenRefusal
 }
 
 // newTokenRows is the table of lines on pg (a template function).
 func newTokenRows(lines []tokenLine, pg tokensPage) tokenRows {
-	return tokenRows{Lines: lines, CanAdmin: pg.CanAdmin, DefaultDays: pg.DefaultDays, MaxDays: pg.MaxDays}
+	return tokenRows{Lines: lines, CanAdmin: pg.CanAdmin, DefaultDays: pg.DefaultDays, MaxDays: pg.MaxDays,
+		Refused: pg.Refused}
+}
+
+// aboutToken names, in problem, the token a refused action was about, when
+// the page lists it.
+func (pg tokensPage) aboutToken(problem string) string {
+	for _, l := range slices.Concat(pg.Mine, pg.AccountTokens) {
+		if pg.Refused.ID != 0 && l.ID == pg.Refused.ID {
+			return pg.Refused.Doing + " the token " + l.Name + ": " + problem
+		}
+	}
+	return problem
 }
 
 // mintedPage is the answer to a mint: the value, shown this once, and the
@@ -114,7 +137,7 @@ func (h *Handler) showTokensPage(w http.ResponseWriter, r *http.Request, p resou
 		h.fault(w, r, "listing tokens", err)
 		return
 	}
-	v.Title, v.Person, v.Page = "API tokens", &p, pg
+	v.Title, v.Person, v.Page, v.Problem = "API tokens", &p, pg, pg.aboutToken(v.Problem)
 	h.render(w, r, status, tokensTemplate, v)
 }
 

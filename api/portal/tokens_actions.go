@@ -17,7 +17,8 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request, p resource
 			return
 		}
 	}
-	h.refused(w, r, p, "revoking a token", err, h.tokensPage(w, r, p))
+	h.refused(w, r, p, "revoking a token", err,
+		h.tokensPage(w, r, p, tokenRefusal{Doing: "Revoking", ID: id}))
 }
 
 // extendToken sets a token's expiry to the posted days from now (needs
@@ -34,7 +35,8 @@ func (h *Handler) extendToken(w http.ResponseWriter, r *http.Request, p resource
 			return
 		}
 	}
-	h.refused(w, r, p, "extending a token", err, h.tokensPage(w, r, p))
+	h.refused(w, r, p, "extending a token", err,
+		h.tokensPage(w, r, p, tokenRefusal{Doing: "Extending", ID: id, Days: r.PostFormValue("days")}))
 }
 
 // createServiceAccount creates a service account with keys the person
@@ -57,11 +59,13 @@ func (h *Handler) createServiceAccount(w http.ResponseWriter, r *http.Request, p
 	})
 }
 
-// tokensPage shows the tokens page again (with an empty mint form) after a
-// refused action.
-func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, p resources.Session) func(int, view) {
+// tokensPage shows the tokens page again (with an empty mint form) after
+// the refused action on one token: the problem names the token, an
+// Extend's days stay in its row.
+func (h *Handler) tokensPage(w http.ResponseWriter, r *http.Request, p resources.Session,
+	refused tokenRefusal) func(int, view) {
 	return func(status int, v view) {
-		h.showTokensWith(w, r, p, status, v, nil)
+		h.showTokensWith(w, r, p, status, v, func(pg *tokensPage) { pg.Refused = refused })
 	}
 }
 

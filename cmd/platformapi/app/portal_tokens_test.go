@@ -136,7 +136,8 @@ func TestPortalTokens_RevokeAndExtend(t *testing.T) {
 	w.signedInAs("bob@example.test")
 	id := func(n int64) string { return strconv.FormatInt(n, 10) }
 	if res, body := w.post("/portal/tokens/"+id(adaID)+"/revoke", nil, "req-r1"); res.StatusCode != 403 ||
-		!strings.Contains(body, "revoking another&#39;s token needs api-tokens-admin-global") {
+		!strings.Contains(body, "revoking another&#39;s token needs api-tokens-admin-global") ||
+		strings.Contains(body, "Revoking the token") { // Bob's page does not list Ada's token
 		t.Fatalf("Bob revoking Ada's token: %d\n%s", res.StatusCode, body)
 	}
 	if res, _ := w.post("/portal/tokens/"+id(adaID)+"/extend", url.Values{"days": {"200"}}, "r2"); res.StatusCode != 403 {
@@ -231,5 +232,41 @@ func TestPortalRefusal_DetailAndRemedyReadAsTwoSentences(t *testing.T) {
 	res, body := w.post("/portal/service-accounts", url.Values{"name": {"sa"}}, "req-sa")
 	if res.StatusCode != http.StatusForbidden || !strings.Contains(body, "ada@example.test. Ask an") {
 		t.Fatalf("refused service account: %d\n%s", res.StatusCode, body)
+	}
+}
+
+// TestPortalTokens_ExtendRefused_NamesTheTokenAndKeepsItsDays: a refused
+// Extend (a lifetime past the maximum, sent by hand: the browser's min and
+// max stop the form) says which token it was about, and that row's days
+// field keeps what was sent, marked invalid; the other rows keep the
+// default. Nothing changes.
+func TestPortalTokens_ExtendRefused_NamesTheTokenAndKeepsItsDays(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.enableAPI()
+	w.personWith("ada@example.test", "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
+	var ids []int64
+	for _, name := range []string{"laptop", "ci-runner"} {
+		m, err := w.m.Portal().CreateToken(t.Context(), resources.Actor{Label: "ada@example.test"},
+			resources.NewToken{Name: name, Scopes: []string{resources.PermTenancyRead}, Days: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.Token.ID)
+	}
+	w.signedInAs("ada@example.test")
+	tooLong := strconv.Itoa(resources.TokenMaxDays + 1)
+	res, body := w.post("/portal/tokens/"+strconv.FormatInt(ids[1], 10)+"/extend",
+		url.Values{"days": {tooLong}}, "req-extend-refused")
+	if res.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, `<p class="problem" role="alert">Extending the token ci-runner: `) {
+		t.Fatalf("refused extend: %d, the problem should name ci-runner:\n%s", res.StatusCode, body)
+	}
+	refused := `value="` + tooLong + `" aria-invalid="true"`
+	if strings.Count(body, refused) != 1 || !strings.Contains(body,
+		`value="`+strconv.Itoa(resources.TokenDefaultDays)+`" aria-label="Days from now until laptop expires"`) {
+		t.Fatalf("the refused row should keep %s days (marked invalid), the other the default:\n%s", tooLong, body)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_events WHERE action = 'api_token.extend'`); n != 0 {
+		t.Fatalf("a refused extend wrote %d audit rows", n)
 	}
 }
