@@ -1,37 +1,18 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"platformapi/bunstore/pgtest"
+	"platformapi/resources/testkit"
 )
-
-// syncBuffer is a bytes.Buffer safe for the exporter's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestTracing_ExportFailure_LoggedAsJSONByTheServersLogger: a collector
 // that refuses spans is reported in the server's log, as JSON like every
@@ -45,7 +26,7 @@ func TestTracing_ExportFailure_LoggedAsJSONByTheServersLogger(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20")
 	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "500")
-	var std, logs syncBuffer
+	var std, logs testkit.LockedBuffer
 	prev := log.Writer()
 	log.SetOutput(&std)
 	t.Cleanup(func() { log.SetOutput(prev) })
