@@ -19,7 +19,8 @@ func TestBrandAssets_AuditSHA256IsHexAsTheAssetShows(t *testing.T) {
 	e, tok := brandEnv(t)
 	img := pngBytes(t)
 	a := uploaded(t, e, tok, "logo", "image/png", img)
-	etag := e.Do("GET", "/api/v1/brand/assets/"+a["id"].(string)+"/content", tok, nil).Header.Get("ETag")
+	id := a["id"].(string)
+	etag := e.Do("GET", "/api/v1/brand/assets/"+id+"/content", tok, nil).Header.Get("ETag")
 	sum := sha256.Sum256(img)
 	old := sha256.Sum256([]byte("an older upload"))
 	if _, err := e.Store.DB().NewRaw(`INSERT INTO audit_events (actor, action, entity_type, entity_id,
@@ -29,22 +30,23 @@ func TestBrandAssets_AuditSHA256IsHexAsTheAssetShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stored string // as written now, at rest too
-	if err := e.Store.DB().NewRaw(`SELECT after_state->>'sha256' FROM audit_events
-		WHERE action = 'brand_asset.create' AND entity_id = ?`, a["id"]).Scan(context.Background(), &stored); err != nil {
+	err := e.Store.DB().NewRaw(`SELECT after_state->>'sha256' FROM audit_events
+		WHERE action = 'brand_asset.create' AND entity_id = ?`, id).Scan(context.Background(), &stored)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]any{"asset": a["sha256"], "etag": strings.Trim(etag, `"`), "stored": stored}
-	for _, id := range []string{a["id"].(string), "999"} {
-		ev, _ := auditItems(t, e, tok, "?action=brand_asset.create&entity_id="+id)
+	for _, asset := range []string{id, "999"} {
+		ev, _ := auditItems(t, e, tok, "?action=brand_asset.create&entity_id="+asset)
 		if len(ev) != 1 {
-			t.Fatalf("events of asset %s: %v", id, ev)
+			t.Fatalf("events of asset %s: %v", asset, ev)
 		}
-		got["list "+id] = ev[0]["after_state"].(map[string]any)["sha256"]
+		got["list "+asset] = ev[0]["after_state"].(map[string]any)["sha256"]
 		one := e.Do("GET", "/api/v1/audit-events/"+ev[0]["id"].(string), tok, nil).JSON(t)
-		got["one "+id] = one["after_state"].(map[string]any)["sha256"]
+		got["one "+asset] = one["after_state"].(map[string]any)["sha256"]
 	}
 	h, oldHex := hex.EncodeToString(sum[:]), hex.EncodeToString(old[:])
-	want := map[string]any{"asset": h, "etag": h, "stored": h, "list " + a["id"].(string): h, "one " + a["id"].(string): h,
+	want := map[string]any{"asset": h, "etag": h, "stored": h, "list " + id: h, "one " + id: h,
 		"list 999": oldHex, "one 999": oldHex}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("sha256 spellings (-want +got):\n%s", diff)

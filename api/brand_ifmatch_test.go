@@ -33,7 +33,8 @@ func TestBrand_IfMatch_SeveralHeaderLinesAreOneList(t *testing.T) {
 	got := map[string]int{"stale lines": put(`"9"`, `W/"1"`), "current second": put(`"9"`, `"1"`)}
 	got["current first, now stale"] = put(`"1"`, `"9"`) // version 2 since the PUT before
 	got["star second"] = put(`"9"`, `*`)
-	want := map[string]int{"stale lines": 412, "current second": 200, "current first, now stale": 412, "star second": 200}
+	want := map[string]int{"stale lines": 412, "current second": 200, "current first, now stale": 412,
+		"star second": 200}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("PUT statuses (-want +got):\n%s", diff)
 	}

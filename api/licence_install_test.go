@@ -26,10 +26,12 @@ func TestLicence_Put_BundleWithSurroundingWhiteSpace_InstalledOnceAsTheBundle(t 
 	if installedAt[1] != installedAt[0] || installedAt[2] != installedAt[0] {
 		t.Fatalf("installed_at changed by the same bundle: %v", installedAt)
 	}
-	if n := count(t, e, "SELECT count(*) FROM audit_events WHERE action = 'licence.install'"); n != 1 {
+	const installs = "SELECT count(*) FROM audit_events WHERE action = 'licence.install'"
+	if n := count(t, e, installs); n != 1 {
 		t.Fatalf("%d licence.install events for one bundle", n)
 	}
-	if n := count(t, e, "SELECT count(*) FROM licence WHERE bundle <> btrim(bundle, E' \\t\\r\\n')"); n != 0 {
+	const padded = "SELECT count(*) FROM licence WHERE bundle <> btrim(bundle, E' \\t\\r\\n')"
+	if n := count(t, e, padded); n != 0 {
 		t.Fatal("the bundle is stored with its white space")
 	}
 }

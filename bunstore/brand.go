@@ -210,7 +210,8 @@ func (s *Store) CreateBrandAsset(ctx context.Context, a resources.Actor, n resou
 		}
 		out = row.asset()
 		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "brand_asset.create",
-			entityType: resources.EntityTypeBrandAsset, entityID: idString(row.ID), after: row.auditState()},
+			entityType: resources.EntityTypeBrandAsset, entityID: idString(row.ID),
+			after: row.auditState()},
 			recovery{lease: l, point: resources.RecoveryBrandAssetCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err
