@@ -92,9 +92,14 @@ func auditView(e resources.AuditEvent, maskSerial bool) AuditEvent {
 		masked := resources.MaskSerial(*e.EntityID)
 		e.EntityID = &masked
 	}
+	before, after := jsonObject(e.BeforeState), jsonObject(e.AfterState)
+	if e.EntityType == resources.EntityTypeBrandAsset {
+		resources.ShowAssetDigest(before)
+		resources.ShowAssetDigest(after)
+	}
 	return AuditEvent{ID: formatID(e.ID), OccurredAt: e.OccurredAt.UTC(), Actor: e.Actor, Action: e.Action,
 		EntityType: e.EntityType, EntityID: e.EntityID, AuthKind: e.AuthKind, TokenID: e.TokenID,
-		RequestID: e.RequestID, SourceIP: e.SourceIP, BeforeState: jsonObject(e.BeforeState), AfterState: jsonObject(e.AfterState)}
+		RequestID: e.RequestID, SourceIP: e.SourceIP, BeforeState: before, AfterState: after}
 }
 
 // jsonObject decodes a stored state with every secret-looking member null

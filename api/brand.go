@@ -4,7 +4,10 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"platformapi/resources"
 )
@@ -72,6 +75,19 @@ func (s *Server) registerBrand() {
 			"`brand_asset_invalid`); licence feature `brand`",
 	}, s.putBrand)
 	s.registerBrandAssets(tags)
+}
+
+// Resolve reads every If-Match line: the lines of a list header combine
+// into one list (RFC 9110, section 5.3), so a tag on a later line counts.
+func (in *PutBrandInput) Resolve(ctx huma.Context) []error {
+	var lines []string
+	ctx.EachHeader(func(name, value string) {
+		if strings.EqualFold(name, "If-Match") {
+			lines = append(lines, value)
+		}
+	})
+	in.IfMatch = strings.Join(lines, ",")
+	return nil
 }
 
 func (s *Server) getBrand(ctx context.Context, _ *struct{}) (*BrandOutput, error) {

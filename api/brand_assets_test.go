@@ -143,6 +143,8 @@ func TestBrandAssets_Refusals_SVGWrongBytesSizeKind(t *testing.T) {
 		"html declared ico":   {"favicon", "image/x-icon", []byte("<html><body>hi</body></html>"), 422, "asset_type_mismatch"},
 		"empty":               {"logo", "image/png", nil, 422, "malformed_body"},
 		"json":                {"logo", "application/json", []byte(`{}`), 415, "unsupported_media_type"},
+		"no Content-Type":     {"logo", "", pngBytes(t), 415, "unsupported_media_type"},
+		"octet-stream":        {"logo", "application/octet-stream", pngBytes(t), 415, "unsupported_media_type"},
 		"over 1 MiB":          {"logo", "image/png", big, 413, "body_too_large"},
 		"unknown kind":        {"banner", "image/png", pngBytes(t), 400, "invalid_parameter"},
 	} {

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"encoding/hex"
 	"reflect"
 	"strings"
 	"time"
@@ -28,8 +29,8 @@ func (r brandRow) brand() resources.Brand {
 		FirstParty: r.FirstParty, Version: r.Version, UpdatedAt: r.UpdatedAt}
 }
 
-// brandAssetRow is the bun model of brand_assets; the audit state is its
-// JSON form, without the bytes.
+// brandAssetRow is the bun model of brand_assets; its audit state is
+// brandAssetState.
 type brandAssetRow struct {
 	bun.BaseModel `bun:"table:brand_assets"`
 	ID            int64     `bun:"id,pk,autoincrement" json:"id"`
@@ -45,6 +46,23 @@ type brandAssetRow struct {
 func (r brandAssetRow) asset() resources.BrandAsset {
 	return resources.BrandAsset{ID: r.ID, Kind: r.Kind, ContentType: r.ContentType, SizeBytes: r.SizeBytes,
 		SHA256: r.SHA256, CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt}
+}
+
+// brandAssetState is an asset's audit state: its metadata without the
+// bytes, the SHA-256 in lower-case hex as the API shows it.
+type brandAssetState struct {
+	ID          int64     `json:"id"`
+	Kind        string    `json:"kind"`
+	ContentType string    `json:"content_type"`
+	SizeBytes   int       `json:"size_bytes"`
+	SHA256      string    `json:"sha256"`
+	CreatedBy   string    `json:"created_by"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+func (r brandAssetRow) auditState() brandAssetState {
+	return brandAssetState{ID: r.ID, Kind: r.Kind, ContentType: r.ContentType, SizeBytes: r.SizeBytes,
+		SHA256: hex.EncodeToString(r.SHA256), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt}
 }
 
 // assetColumns are the columns of an asset without its bytes.
@@ -191,8 +209,9 @@ func (s *Store) CreateBrandAsset(ctx context.Context, a resources.Actor, n resou
 			return err
 		}
 		out = row.asset()
-		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "brand_asset.create", entityType: "brand_asset",
-			entityID: idString(row.ID), after: row},
+		return s.auditKeyed(ctx, tx, auditEntry{actor: a, action: "brand_asset.create",
+			entityType: resources.EntityTypeBrandAsset, entityID: idString(row.ID),
+			after: row.auditState()},
 			recovery{lease: l, point: resources.RecoveryBrandAssetCreated, data: createdID{row.ID}, result: out})
 	})
 	return out, err

@@ -3,6 +3,8 @@ package resources
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"mime"
 	"net/http"
 	"regexp"
@@ -151,6 +153,23 @@ type BrandAsset struct {
 	SHA256      []byte    `json:"sha256"`
 	CreatedBy   string    `json:"created_by"`
 	CreatedAt   time.Time `json:"created_at"`
+}
+
+// EntityTypeBrandAsset is the entity type of brand asset events.
+const EntityTypeBrandAsset = "brand_asset"
+
+// ShowAssetDigest spells the sha256 member of a brand asset's audit state
+// in lower-case hex, as the asset's metadata and its ETag do: rows written
+// before 2026-11-27 hold it in standard base64 (32 bytes in 44 characters,
+// never a hex spelling), and are shown as written since.
+func ShowAssetDigest(state map[string]any) {
+	s, ok := state["sha256"].(string)
+	if !ok || len(s) != base64.StdEncoding.EncodedLen(sha256.Size) {
+		return
+	}
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil && len(b) == sha256.Size {
+		state["sha256"] = hex.EncodeToString(b)
+	}
 }
 
 // CheckAssetRef refuses a reference (member field) to no asset or to an

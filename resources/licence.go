@@ -269,10 +269,12 @@ type LicenceInstaller func(ctx context.Context, a Actor, bundle string, p Licenc
 
 // Install verifies bundle for this installation (read from s) at now and
 // installs it with install as a: the one road of PUT /licence, the portal's
-// page and the portal CLI. It answers the licence as verified after the
+// page and the portal CLI. White space around the bundle (a file's line
+// break) is not part of it. It answers the licence as verified after the
 // install.
 func (v LicenceVerifier) Install(ctx context.Context, s StoredLicenceReader, install LicenceInstaller, a Actor,
 	bundle string, now time.Time) (Licence, error) {
+	bundle = strings.TrimSpace(bundle)
 	st, err := s.StoredLicence(ctx)
 	if err != nil {
 		return Licence{}, err
