@@ -39,10 +39,10 @@ func outsideSwitch(path string) bool {
 
 // ReadyState is the body of GET /readyz.
 type ReadyState struct {
-	Status     string   `json:"status"`            // ready or not_ready
-	Database   string   `json:"database"`          // ok or unreachable
-	Migrations string   `json:"migrations"`        // ok, pending or unknown
-	Pending    []string `json:"pending,omitempty"` // migrations not applied
+	Status     string   `json:"status"`               // ready, not_ready or stopping
+	Database   string   `json:"database,omitempty"`   // ok or unreachable; stopping: none
+	Migrations string   `json:"migrations,omitempty"` // ok, pending or unknown; stopping: none
+	Pending    []string `json:"pending,omitempty"`    // migrations not applied
 }
 
 // registerOperability mounts /healthz, /readyz and, when a gatherer is
@@ -66,9 +66,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // readyz answers 200 when the database answers within readyTimeout and every
-// migration this binary carries is applied, else 503 with Retry-After.
+// migration this binary carries is applied, else 503 with Retry-After; 503
+// "stopping" at once while the server stops (Config.Stopping), so the load
+// balancer stops sending before the listener closes.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	noteOperation(r.Context(), opReadyz)
+	if s.stopping() {
+		w.Header().Set("Retry-After", "5")
+		writeHealth(w, http.StatusServiceUnavailable, ReadyState{Status: "stopping"})
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	pending, err := s.svc.Readiness.PendingMigrations(ctx)
@@ -88,6 +95,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "5")
 	}
 	writeHealth(w, status, st)
+}
+
+// stopping reports whether Config.Stopping is closed.
+func (s *Server) stopping() bool {
+	select {
+	case <-s.cfg.Stopping:
+		return true
+	default:
+		return false
+	}
 }
 
 func writeHealth(w http.ResponseWriter, status int, v any) {

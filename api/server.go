@@ -73,6 +73,10 @@ type Config struct {
 	// Tracing, when set, makes a span of every request (named after its
 	// operation); nil: tracing is off and nothing of it is installed.
 	Tracing *tracing.Tracing
+	// Stopping is closed when the server is stopping but still serves
+	// (serve's --stop-delay): /readyz then answers 503 "stopping"; nil:
+	// never.
+	Stopping <-chan struct{}
 }
 
 // Services are the domain services the operations call.

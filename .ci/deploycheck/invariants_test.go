@@ -3,6 +3,7 @@ package deploycheck
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -65,9 +66,37 @@ func checkServer(t *testing.T, objs map[string]Object, replicas int32, secret st
 		t.Errorf("server resources %+v: want CPU requested and memory limited", c.Resources)
 	}
 	checkLocked(t, "server", pod.Spec, c)
+	checkStopBudget(t, pod.Spec, c.Args)
 	checkSecretEnv(t, c.Env, secret, replicas > 1)
 	checkSelectsOnly(t, objs, pod.Labels)
 	checkMigrations(t, objs, secret)
+}
+
+// checkStopBudget: on SIGTERM the server keeps serving for --stop-delay
+// (at least 5 s) with /readyz failing, so the endpoints and kube-proxy drop
+// the pod before its listener closes, and the grace period holds that
+// delay, the drain (--request-timeout, 30 s, and 2 s) and the jobs' 2 s.
+func checkStopBudget(t *testing.T, spec corev1.PodSpec, args []string) {
+	t.Helper()
+	var delay time.Duration
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--stop-delay="); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatalf("server arg %q: %v", a, err)
+			}
+			delay = d
+		}
+	}
+	if delay < 5*time.Second {
+		t.Errorf("server --stop-delay %v, want at least 5s (args %q)", delay, args)
+	}
+	const drain, jobs = 30*time.Second + 2*time.Second, 2 * time.Second
+	grace := spec.TerminationGracePeriodSeconds
+	if grace == nil || time.Duration(*grace)*time.Second < delay+drain+jobs {
+		t.Errorf("terminationGracePeriodSeconds %v, want at least %v (stop delay %v, drain %v, jobs %v)",
+			grace, delay+drain+jobs, delay, drain, jobs)
+	}
 }
 
 func onlyContainer(t *testing.T, spec corev1.PodSpec) corev1.Container {

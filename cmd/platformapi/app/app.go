@@ -77,6 +77,9 @@ type Main struct {
 	// keys' last uses once more (after the HTTP server drained).
 	stopGateway func()
 	tracing     *tracing.Tracing // nil: off (no OTLP endpoint configured)
+	// stopping is closed when serve is stopping but still serving
+	// (--stop-delay): /readyz answers 503; nil without a delay.
+	stopping chan struct{}
 }
 
 // Open connects to the configured database, starting the embedded cluster

@@ -192,6 +192,9 @@ func serveFlags(f *pflag.FlagSet, so *ServeOptions, statementTimeout *time.Durat
 func serveTimeFlags(f *pflag.FlagSet, so *ServeOptions, statementTimeout *time.Duration) {
 	f.DurationVar(&so.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "a request still running "+
 		"after this long is cut short: its database work ends, it answers 503 unavailable with Retry-After")
+	f.DurationVar(&so.StopDelay, "stop-delay", 0, "after SIGTERM, keep serving this long with "+
+		"/readyz answering 503 (the load balancer stops sending), then drain; a second signal "+
+		"skips the rest; 0: drain at once")
 	f.DurationVar(statementTimeout, "statement-timeout", defaultStatementTimeout, "PostgreSQL "+
 		"statement_timeout of the server's connections, lock waits included (503 unavailable); 0: the "+
 		"database's own; migrations run without it")

@@ -33,6 +33,8 @@ var flagDocs = map[string]flagDoc{
 	"serve --gitlab-url":    {Env: "`PLATFORMAPI_GITLAB_TOKEN` (its token)"},
 	"serve --auth-recheck": {Note: "the change feed is Redis, or PostgreSQL without it; tests use a " +
 		"shorter re-check"},
+	"serve --stop-delay": {Note: "the Helm chart sets `5s`, the systemd unit keeps `0`; see " +
+		"[Deploying](#deploying)"},
 	"serve --prometheus-url": {Note: "see `docs/monitoring.md`"},
 	"serve --reconcile-interval": {Note: "a cache deleted by hand (or found corrupt) turns `missing`; one " +
 		"found on disk is adopted once its agent hashed it against the model's central copy"},

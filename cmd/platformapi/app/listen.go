@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -145,4 +148,55 @@ func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener, drain
 		return err
 	}
 	return nil
+}
+
+// stopSignals delivers the signals that stop serve (SIGINT, SIGTERM) from
+// the moment it is called; the returned function stops the delivery.
+func stopSignals() (<-chan os.Signal, func()) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	return c, func() { signal.Stop(c) }
+}
+
+// stopLater is the context serve runs under: with a delay, it ends delay
+// after parent (the stop signal's) ends, or at once on another signal from
+// signals, and m.stopping is closed when parent ends, so /readyz answers
+// 503 while requests are still served: the endpoints drop the pod before
+// its listener closes. Without a delay it ends with parent, as it always
+// did. The returned function releases it.
+func (m *Main) stopLater(parent context.Context, delay time.Duration,
+	signals func() (<-chan os.Signal, func())) (context.Context, context.CancelFunc) {
+	if delay <= 0 {
+		return context.WithCancel(parent)
+	}
+	m.stopping = make(chan struct{})
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	go func() {
+		select {
+		case <-parent.Done():
+		case <-ctx.Done():
+			return
+		}
+		close(m.stopping)
+		m.opts.Logger.Info("stopping: /readyz answers 503, serving on until the drain",
+			"stop_delay", delay.String())
+		m.waitStopDelay(ctx, delay, signals)
+		cancel()
+	}()
+	return ctx, cancel
+}
+
+// waitStopDelay waits for delay, another stop signal or ctx's end.
+func (m *Main) waitStopDelay(ctx context.Context, delay time.Duration,
+	signals func() (<-chan os.Signal, func())) {
+	again, stop := signals()
+	defer stop()
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-again:
+		m.opts.Logger.Info("stopping: second signal, draining now")
+	case <-ctx.Done():
+	}
 }

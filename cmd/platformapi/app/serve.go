@@ -52,8 +52,11 @@ type ServeOptions struct {
 	AgentPolicy       bunstore.AgentPolicy // how cache jobs poll and retry node agents
 	MetricsAddr       string               // separate listener for /metrics; empty: on Addr
 	RequestTimeout    time.Duration        // bounds each request
-	AuthRecheck       time.Duration        // longest a cached credential is trusted (0: 30 s)
-	Portal            PortalOptions        // the people's portal at /portal/
+	// StopDelay is how long serve keeps serving after SIGTERM, /readyz
+	// answering 503, before it drains (0: it drains at once).
+	StopDelay   time.Duration
+	AuthRecheck time.Duration // longest a cached credential is trusted (0: 30 s)
+	Portal      PortalOptions // the people's portal at /portal/
 }
 
 // PortalOptions configure the people's portal's sign-in with OpenID
@@ -176,7 +179,7 @@ func (m *Main) apiConfig(ctx context.Context, o ServeOptions, reg *prometheus.Re
 	cfg := api.Config{Pepper: m.pepper, CursorKey: key, Networks: o.Networks, Logger: m.opts.Logger,
 		GatewayBaseURL: o.GatewayURL, Now: m.now, LicenceKeys: verifier.Keys, Metrics: reg, MetricsGatherer: gatherer,
 		RequestTimeout: o.RequestTimeout, ViewRecheck: o.AuthRecheck, TrustedProxies: o.TrustedProxies,
-		Tracing: m.tracing}
+		Tracing: m.tracing, Stopping: m.stopping}
 	cfg.CredentialCache = api.NewCredentialCache(o.AuthRecheck, nil, reg)
 	if m.shared != nil {
 		m.shared.Register(reg)
@@ -224,7 +227,8 @@ func (m *Main) runFeed(ctx context.Context, run func(context.Context)) {
 
 // Run migrates the database, freezes its clock when asked, optionally sets
 // up the demo world, starts the worker and the idempotency-key sweep, and
-// serves HTTP on o.Addr (and /metrics on o.MetricsAddr) until ctx ends.
+// serves HTTP on o.Addr (and /metrics on o.MetricsAddr) until ctx ends
+// and o.StopDelay is over (see stopLater).
 func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 	if o.Demo && !m.pepper.Configured() { // before any change: the demo mints tokens and node keys
 		return errors.New("serve --demo needs the token pepper, and this database is not the private cluster " +
@@ -235,6 +239,8 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ctx, stopped := m.stopLater(ctx, o.StopDelay, stopSignals)
+	defer stopped()
 	reg := m.newRegistry()
 	h, err := m.prepare(ctx, o, reg)
 	if err != nil {
