@@ -18,12 +18,12 @@ import (
 
 	"platformapi/api"
 	"platformapi/api/apitest"
-	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
 )
 
-// TestMain stops pgtest's embedded cluster, if it started one.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain stops pgtest's embedded cluster, if it started one, and fails
+// when a server answered a status its operation does not declare.
+func TestMain(m *testing.M) { apitest.Main(m) }
 
 const adminEmail = apitest.AdminEmail
 
