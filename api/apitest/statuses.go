@@ -3,6 +3,7 @@ package apitest
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -24,49 +25,56 @@ type Answer struct {
 // Declared is each operation's declared response statuses, by operation id.
 type Declared map[string]map[int]bool
 
-// statuses is what the package's tests answered, checked by Main at the
-// end of the run against what the served OpenAPI document declares.
+// statuses is what the package's tests answered: each answer is checked
+// against the document of the server that gave it when its test ends, and
+// Main fails the run when one was undeclared. Each map keeps the first
+// test that saw the answer.
 var statuses struct {
-	mu       sync.Mutex
-	declared Declared
-	answered map[Answer]string // the first test that saw the answer
+	mu         sync.Mutex
+	declared   Declared          // every server's declared statuses
+	answered   map[Answer]string // every answer
+	undeclared map[Answer]string // the answers their operation does not declare
 }
 
 // requestsMetric is the server's count of answered requests by operation
 // and status: the same labels as the access log.
 const requestsMetric = "platformapi_http_requests_total"
 
-// recordStatuses takes the declared statuses from e's document (once per
-// package) and, when the test ends and its server has closed, adds every
-// (operation, status) the server counted to the package's record.
-func (e *Env) recordStatuses() {
-	statuses.mu.Lock()
-	if statuses.declared == nil {
-		statuses.declared = DeclaredStatuses(e.Server.API().OpenAPI())
-	}
-	statuses.mu.Unlock()
-	e.T.Cleanup(e.addAnswers)
-}
+// recordStatuses checks, when the test ends and its server has closed,
+// every (operation, status) the server counted (registered before the
+// server's own cleanup, so it runs after it).
+func (e *Env) recordStatuses() { e.T.Cleanup(e.checkStatuses) }
 
-// addAnswers adds every (operation, status) e's server counted to the
-// package's record, with the test's name for those first seen.
-func (e *Env) addAnswers() {
+// checkStatuses adds the answers e's server counted to the package's
+// record and those its document does not declare to the undeclared ones.
+func (e *Env) checkStatuses() {
 	families, err := e.Metrics.Gather()
 	if err != nil {
 		e.T.Errorf("apitest: gather metrics: %v", err)
 	}
+	answered := map[Answer]string{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == requestsMetric {
+				answered[answerOf(m.GetLabel())] = e.T.Name()
+			}
+		}
+	}
+	declared := DeclaredStatuses(e.Server.API().OpenAPI())
 	statuses.mu.Lock()
 	defer statuses.mu.Unlock()
 	if statuses.answered == nil {
-		statuses.answered = map[Answer]string{}
+		statuses.declared, statuses.answered = Declared{}, map[Answer]string{}
+		statuses.undeclared = map[Answer]string{}
 	}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			a := answerOf(m.GetLabel())
-			if f.GetName() == requestsMetric && statuses.answered[a] == "" {
-				statuses.answered[a] = e.T.Name()
-			}
-		}
+	for op, codes := range declared {
+		statuses.declared[op] = codes // the same operation declares the same everywhere
+	}
+	for a, test := range answered {
+		statuses.answered[a] = cmp.Or(statuses.answered[a], test)
+	}
+	for _, a := range Undeclared(declared, answered) {
+		statuses.undeclared[a] = cmp.Or(statuses.undeclared[a], answered[a])
 	}
 }
 
@@ -112,21 +120,26 @@ func DeclaredStatuses(oapi *huma.OpenAPI) Declared {
 }
 
 // Undeclared lists, sorted, each answer of an operation of declared whose
-// status that operation does not declare, with the first test that saw
-// it. Answers of no operation (the router's 404 and 405, the gate, /mcp,
-// the docs, probes) and 499 (the client hung up: nothing was sent) are
-// outside the check.
-func Undeclared(declared Declared, answered map[Answer]string) []string {
-	var out []string
-	for a, test := range answered {
+// status that operation does not declare. Answers of no operation (the
+// router's 404 and 405, the gate, /mcp, the docs, probes) and 499 (the
+// client hung up: nothing was sent) are outside the check.
+func Undeclared(declared Declared, answered map[Answer]string) []Answer {
+	var out []Answer
+	for a := range answered {
 		codes, ok := declared[a.Operation]
-		if !ok || a.Status == api.StatusClientClosed || codes[a.Status] {
-			continue
+		if ok && a.Status != api.StatusClientClosed && !codes[a.Status] {
+			out = append(out, a)
 		}
-		out = append(out, fmt.Sprintf("%s %d (first in %s)", a.Operation, a.Status, test))
 	}
-	slices.Sort(out)
-	return out
+	return sortAnswers(out)
+}
+
+// sortAnswers sorts as by operation, then status, and returns it.
+func sortAnswers(as []Answer) []Answer {
+	slices.SortFunc(as, func(x, y Answer) int {
+		return cmp.Or(cmp.Compare(x.Operation, y.Operation), cmp.Compare(x.Status, y.Status))
+	})
+	return as
 }
 
 // Unanswered lists, sorted, each operation of declared with the statuses
@@ -170,14 +183,14 @@ func (c checkedRun) Run() int {
 			fmt.Fprintln(os.Stderr, "\t"+u)
 		}
 	}
-	bad := Undeclared(statuses.declared, statuses.answered)
-	if len(bad) == 0 {
+	if len(statuses.undeclared) == 0 {
 		return code
 	}
 	fmt.Fprintln(os.Stderr, "apitest: answered statuses the operation does not declare "+
 		"in the OpenAPI:")
-	for _, b := range bad {
-		fmt.Fprintln(os.Stderr, "\t"+b)
+	for _, a := range sortAnswers(slices.Collect(maps.Keys(statuses.undeclared))) {
+		fmt.Fprintf(os.Stderr, "\t%s %d (first in %s)\n", a.Operation, a.Status,
+			statuses.undeclared[a])
 	}
 	return cmp.Or(code, 1)
 }
