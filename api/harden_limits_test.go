@@ -96,28 +96,36 @@ func TestHarden_SlowBody_CutOffWith408(t *testing.T) {
 	tok := e.Token(resources.PermTenancyWrite)
 	for _, key := range []string{"", "slow"} {
 		t.Run("key="+key, func(t *testing.T) {
-			conn, err := net.Dial("tcp", strings.TrimPrefix(e.HTTP.URL, "http://"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			head := "POST /api/v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + tok +
-				"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n"
-			if key != "" {
-				head += "Idempotency-Key: " + key + "\r\n"
-			}
-			fmt.Fprint(conn, head+"\r\n"+`{"short_name":`) // then nothing more
-			_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			if err != nil {
-				t.Fatalf("no answer to a stalled body: %v\n%s", err, e.LogText())
-			}
+			res := stallBody(t, e, tok, key)
 			if res.StatusCode != http.StatusRequestTimeout || res.Header.Get("Retry-After") != "0" {
 				t.Fatalf("status %d, Retry-After %q (send it again at once: 0)", res.StatusCode,
 					res.Header.Get("Retry-After"))
 			}
 		})
 	}
+}
+
+// stallBody sends POST /customers as tok (with Idempotency-Key key unless
+// "") whose body stops after its first bytes, and returns the answer.
+func stallBody(t *testing.T, e *apitest.Env, tok, key string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.HTTP.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	head := "POST /api/v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + tok +
+		"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n"
+	if key != "" {
+		head += "Idempotency-Key: " + key + "\r\n"
+	}
+	fmt.Fprint(conn, head+"\r\n"+`{"short_name":`) // then nothing more
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v\n%s", err, e.LogText())
+	}
+	return res
 }
 
 // lockTable takes an ACCESS EXCLUSIVE lock on table in a transaction held

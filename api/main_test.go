@@ -4,10 +4,10 @@ import (
 	"strconv"
 	"testing"
 
-	"platformapi/bunstore/pgtest"
+	"platformapi/api/apitest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { apitest.Main(m) }
 
 func parseInt(t *testing.T, s string) int64 {
 	t.Helper()

@@ -111,8 +111,8 @@ func (s *Server) annotate(ctx huma.Context, next func(huma.Context)) {
 // metrics: operation, method, route pattern, status, duration, bytes
 // written, token id and, for MCP, the JSON-RPC method and tool. It never
 // logs a header, the query or the body. A request whose client hung up is
-// recorded with status 499. Probes, scrapes and the AI gateway's verify log
-// at debug level.
+// recorded with status 499 (not one answered 408, whose body stalled).
+// Probes, scrapes and the AI gateway's verify log at debug level.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -124,7 +124,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		if ClientGone(r.Context()) {
+		// A 408 is the server cutting off a stalled body: the failed read
+		// cancelled the context, but the client is there and gets the 408.
+		if ClientGone(r.Context()) && status != http.StatusRequestTimeout {
 			status = StatusClientClosed
 		}
 		s.recordRequest(r, rec, status, ww.BytesWritten(), time.Since(start))

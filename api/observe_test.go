@@ -143,3 +143,26 @@ func TestClientHangUp_NotAnInternalError_Logged499(t *testing.T) {
 		t.Fatalf("a client hang-up was logged as an internal error:\n%s", logs)
 	}
 }
+
+// TestStalledBody_Logged408NotClientClosed: a body cut off by the read
+// deadline is answered 408, and the access line and the metrics say 408:
+// the client did not hang up (net/http's failed read cancels the context).
+func TestStalledBody_Logged408NotClientClosed(t *testing.T) {
+	e := apitest.New(t, apitest.Options{BodyReadTimeout: 300 * time.Millisecond})
+	tok := e.Token(resources.PermTenancyWrite)
+	if res := stallBody(t, e, tok, ""); res.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	var line map[string]any
+	testkit.Eventually(t, 0, "the stalled request's access line", func() bool {
+		for _, l := range logLines(t, e, "request") {
+			if l["operation"] == "create-customer" {
+				line = l
+			}
+		}
+		return line != nil
+	})
+	if line["status"] != 408.0 || line["client_closed"] != nil {
+		t.Fatalf("access line of the stalled request: %v", line)
+	}
+}

@@ -102,6 +102,18 @@ var publicErrors = []int{
 	http.StatusBadRequest, http.StatusInternalServerError, http.StatusServiceUnavailable,
 }
 
+// bodyErrors are the statuses of reading a request body (BodyReadError):
+// 408 request_timeout when it stalls, 413 body_too_large past its limit.
+var bodyErrors = []int{http.StatusRequestTimeout, http.StatusRequestEntityTooLarge}
+
+// hasBody reports whether Huma reads a request body into input type t (a
+// Body or RawBody member, as huma.Register looks them up).
+func hasBody(t reflect.Type) bool {
+	_, body := t.FieldByName("Body")
+	_, raw := t.FieldByName("RawBody")
+	return body || raw
+}
+
 // Register declares op with its typed handler on the API.
 // A member of I or O tagged `deprecated:"true"` is deprecated in the
 // OpenAPI document (parameters included).
@@ -109,14 +121,14 @@ func Register[I, O any](api huma.API, op Op, h func(context.Context, *I) (*O, er
 	if op.Deprecated != nil {
 		op.Deprecated.check(op.ID)
 	}
-	huma.Register(api, op.huma(), h)
+	huma.Register(api, op.huma(hasBody(reflect.TypeFor[I]())), h)
 	markDeprecatedParams[I](api, op)
 	op.documentRawTypes(api)
 	documentParams(api.OpenAPI(), op, reflect.TypeFor[O]())
 }
 
-func (op Op) huma() huma.Operation {
-	errs, params := op.errorsAndParams()
+func (op Op) huma(body bool) huma.Operation {
+	errs, params := op.errorsAndParams(body)
 	return huma.Operation{
 		OperationID: op.ID, Method: op.Method, Path: op.Path,
 		Summary: op.Summary, Description: op.describe(), Tags: op.Tags,
@@ -127,12 +139,15 @@ func (op Op) huma() huma.Operation {
 }
 
 // errorsAndParams are the statuses the operation documents (the common
-// ones, its own, and those of Idempotency-Key) and its declared header
-// parameters (Idempotency-Key).
-func (op Op) errorsAndParams() ([]int, []*huma.Param) {
+// ones, its own, those of reading its body if it takes one, and those of
+// Idempotency-Key) and its declared header parameters (Idempotency-Key).
+func (op Op) errorsAndParams(body bool) ([]int, []*huma.Param) {
 	errs := slices.Concat(commonErrors, op.Errors)
 	if op.Public {
 		errs = slices.Concat(publicErrors, op.Errors)
+	}
+	if body {
+		errs = append(errs, bodyErrors...)
 	}
 	var params []*huma.Param
 	if op.Idempotent {

@@ -22,7 +22,11 @@ import (
 	"platformapi/resources"
 )
 
-// TestMain stops pgtest's embedded cluster, if it started one.
+// TestMain stops pgtest's embedded cluster, if it started one. Not
+// apitest.Main's status check: the operations answered here are mostly
+// in-process tool calls, whose 413 result_too_large (the MCP result
+// budget) is a tool error, never an HTTP answer, and the request metric
+// cannot tell them from REST requests.
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 const adminEmail = apitest.AdminEmail

@@ -183,6 +183,7 @@ func New(t testing.TB, o Options) *Env {
 	}
 	e.startWorker(logger, o)
 	e.runViews()
+	e.recordStatuses() // after the server closes: registered before it
 	e.HTTP = httptest.NewServer(e.Server.Router())
 	t.Cleanup(e.HTTP.Close)
 	return e

@@ -53,10 +53,14 @@ var harness struct {
 	tempDir  string             // the embedded cluster's files
 }
 
+// Runner runs a package's tests and returns their exit code: a
+// *testing.M, or a wrapper that checks more after the tests ran.
+type Runner interface{ Run() int }
+
 // Main runs the tests of m, then stops the embedded cluster (if one was
 // started) and removes its files, and exits with the tests' exit code.
 // Call it from TestMain.
-func Main(m *testing.M) {
+func Main(m Runner) {
 	code := m.Run()
 	harness.once.Do(func() {}) // synchronise with a setup that did run
 	if harness.embedded != nil {
