@@ -11109,14 +11109,6 @@ type ListAiGatewayKeysResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListAiGatewayKeysResponse422Headers the declared response headers of an HTTP 422 response for ListAiGatewayKeys
-type ListAiGatewayKeysResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListAiGatewayKeysResponse429Headers the declared response headers of an HTTP 429 response for ListAiGatewayKeys
 type ListAiGatewayKeysResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -11153,8 +11145,6 @@ type ListAiGatewayKeysResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11171,8 +11161,6 @@ type ListAiGatewayKeysResponse struct {
 	Headers401 *ListAiGatewayKeysResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListAiGatewayKeysResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListAiGatewayKeysResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAiGatewayKeysResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -11201,11 +11189,6 @@ func (r ListAiGatewayKeysResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListAiGatewayKeysResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListAiGatewayKeysResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11548,14 +11531,6 @@ type RevokeAiGatewayKeyResponse404Headers struct {
 	XRequestID         *string
 }
 
-// RevokeAiGatewayKeyResponse422Headers the declared response headers of an HTTP 422 response for RevokeAiGatewayKey
-type RevokeAiGatewayKeyResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // RevokeAiGatewayKeyResponse429Headers the declared response headers of an HTTP 429 response for RevokeAiGatewayKey
 type RevokeAiGatewayKeyResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -11592,8 +11567,6 @@ type RevokeAiGatewayKeyResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11612,8 +11585,6 @@ type RevokeAiGatewayKeyResponse struct {
 	Headers403 *RevokeAiGatewayKeyResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RevokeAiGatewayKeyResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *RevokeAiGatewayKeyResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RevokeAiGatewayKeyResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -11642,11 +11613,6 @@ func (r RevokeAiGatewayKeyResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r RevokeAiGatewayKeyResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r RevokeAiGatewayKeyResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -11736,14 +11702,6 @@ type GetAiGatewayKeyResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetAiGatewayKeyResponse422Headers the declared response headers of an HTTP 422 response for GetAiGatewayKey
-type GetAiGatewayKeyResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetAiGatewayKeyResponse429Headers the declared response headers of an HTTP 429 response for GetAiGatewayKey
 type GetAiGatewayKeyResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -11782,8 +11740,6 @@ type GetAiGatewayKeyResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -11802,8 +11758,6 @@ type GetAiGatewayKeyResponse struct {
 	Headers403 *GetAiGatewayKeyResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetAiGatewayKeyResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetAiGatewayKeyResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAiGatewayKeyResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -11837,11 +11791,6 @@ func (r GetAiGatewayKeyResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetAiGatewayKeyResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetAiGatewayKeyResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -12193,14 +12142,6 @@ type ListAiGatewayTiersResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListAiGatewayTiersResponse422Headers the declared response headers of an HTTP 422 response for ListAiGatewayTiers
-type ListAiGatewayTiersResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListAiGatewayTiersResponse429Headers the declared response headers of an HTTP 429 response for ListAiGatewayTiers
 type ListAiGatewayTiersResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -12237,8 +12178,6 @@ type ListAiGatewayTiersResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -12255,8 +12194,6 @@ type ListAiGatewayTiersResponse struct {
 	Headers401 *ListAiGatewayTiersResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListAiGatewayTiersResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListAiGatewayTiersResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAiGatewayTiersResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -12285,11 +12222,6 @@ func (r ListAiGatewayTiersResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListAiGatewayTiersResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListAiGatewayTiersResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -12371,14 +12303,6 @@ type ListAiModelsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListAiModelsResponse422Headers the declared response headers of an HTTP 422 response for ListAiModels
-type ListAiModelsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListAiModelsResponse429Headers the declared response headers of an HTTP 429 response for ListAiModels
 type ListAiModelsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -12415,8 +12339,6 @@ type ListAiModelsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -12433,8 +12355,6 @@ type ListAiModelsResponse struct {
 	Headers401 *ListAiModelsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListAiModelsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListAiModelsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAiModelsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -12463,11 +12383,6 @@ func (r ListAiModelsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListAiModelsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListAiModelsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -12819,14 +12734,6 @@ type DeleteAiModelResponse409Headers struct {
 	XRequestID         *string
 }
 
-// DeleteAiModelResponse422Headers the declared response headers of an HTTP 422 response for DeleteAiModel
-type DeleteAiModelResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // DeleteAiModelResponse429Headers the declared response headers of an HTTP 429 response for DeleteAiModel
 type DeleteAiModelResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -12865,8 +12772,6 @@ type DeleteAiModelResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -12887,8 +12792,6 @@ type DeleteAiModelResponse struct {
 	Headers404 *DeleteAiModelResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeleteAiModelResponse409Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *DeleteAiModelResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteAiModelResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -12922,11 +12825,6 @@ func (r DeleteAiModelResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DeleteAiModelResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r DeleteAiModelResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -13016,14 +12914,6 @@ type GetAiModelResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetAiModelResponse422Headers the declared response headers of an HTTP 422 response for GetAiModel
-type GetAiModelResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetAiModelResponse429Headers the declared response headers of an HTTP 429 response for GetAiModel
 type GetAiModelResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -13062,8 +12952,6 @@ type GetAiModelResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -13082,8 +12970,6 @@ type GetAiModelResponse struct {
 	Headers403 *GetAiModelResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetAiModelResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetAiModelResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAiModelResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13117,11 +13003,6 @@ func (r GetAiModelResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetAiModelResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetAiModelResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -13458,14 +13339,6 @@ type ListAiNodesResponse404Headers struct {
 	XRequestID         *string
 }
 
-// ListAiNodesResponse422Headers the declared response headers of an HTTP 422 response for ListAiNodes
-type ListAiNodesResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListAiNodesResponse429Headers the declared response headers of an HTTP 429 response for ListAiNodes
 type ListAiNodesResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -13504,8 +13377,6 @@ type ListAiNodesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -13524,8 +13395,6 @@ type ListAiNodesResponse struct {
 	Headers403 *ListAiNodesResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListAiNodesResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListAiNodesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAiNodesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13559,11 +13428,6 @@ func (r ListAiNodesResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListAiNodesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListAiNodesResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -13653,14 +13517,6 @@ type GetAiNodeResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetAiNodeResponse422Headers the declared response headers of an HTTP 422 response for GetAiNode
-type GetAiNodeResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetAiNodeResponse429Headers the declared response headers of an HTTP 429 response for GetAiNode
 type GetAiNodeResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -13699,8 +13555,6 @@ type GetAiNodeResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -13719,8 +13573,6 @@ type GetAiNodeResponse struct {
 	Headers403 *GetAiNodeResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetAiNodeResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetAiNodeResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAiNodeResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13754,11 +13606,6 @@ func (r GetAiNodeResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetAiNodeResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetAiNodeResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -13840,14 +13687,6 @@ type ListApiTokensResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListApiTokensResponse422Headers the declared response headers of an HTTP 422 response for ListApiTokens
-type ListApiTokensResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListApiTokensResponse429Headers the declared response headers of an HTTP 429 response for ListApiTokens
 type ListApiTokensResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -13884,8 +13723,6 @@ type ListApiTokensResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -13902,8 +13739,6 @@ type ListApiTokensResponse struct {
 	Headers401 *ListApiTokensResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListApiTokensResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListApiTokensResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListApiTokensResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -13932,11 +13767,6 @@ func (r ListApiTokensResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListApiTokensResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListApiTokensResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -14026,14 +13856,6 @@ type GetApiTokenResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetApiTokenResponse422Headers the declared response headers of an HTTP 422 response for GetApiToken
-type GetApiTokenResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetApiTokenResponse429Headers the declared response headers of an HTTP 429 response for GetApiToken
 type GetApiTokenResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -14072,8 +13894,6 @@ type GetApiTokenResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -14092,8 +13912,6 @@ type GetApiTokenResponse struct {
 	Headers403 *GetApiTokenResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetApiTokenResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetApiTokenResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetApiTokenResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -14127,11 +13945,6 @@ func (r GetApiTokenResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetApiTokenResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetApiTokenResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -14213,14 +14026,6 @@ type ListAuditEventsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListAuditEventsResponse422Headers the declared response headers of an HTTP 422 response for ListAuditEvents
-type ListAuditEventsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListAuditEventsResponse429Headers the declared response headers of an HTTP 429 response for ListAuditEvents
 type ListAuditEventsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -14257,8 +14062,6 @@ type ListAuditEventsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -14275,8 +14078,6 @@ type ListAuditEventsResponse struct {
 	Headers401 *ListAuditEventsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListAuditEventsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListAuditEventsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAuditEventsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -14305,11 +14106,6 @@ func (r ListAuditEventsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListAuditEventsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListAuditEventsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -14399,14 +14195,6 @@ type GetAuditEventResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetAuditEventResponse422Headers the declared response headers of an HTTP 422 response for GetAuditEvent
-type GetAuditEventResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetAuditEventResponse429Headers the declared response headers of an HTTP 429 response for GetAuditEvent
 type GetAuditEventResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -14445,8 +14233,6 @@ type GetAuditEventResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -14465,8 +14251,6 @@ type GetAuditEventResponse struct {
 	Headers403 *GetAuditEventResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetAuditEventResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetAuditEventResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAuditEventResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -14500,11 +14284,6 @@ func (r GetAuditEventResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetAuditEventResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetAuditEventResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -14996,14 +14775,6 @@ type ListBrandAssetsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListBrandAssetsResponse422Headers the declared response headers of an HTTP 422 response for ListBrandAssets
-type ListBrandAssetsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListBrandAssetsResponse429Headers the declared response headers of an HTTP 429 response for ListBrandAssets
 type ListBrandAssetsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -15040,8 +14811,6 @@ type ListBrandAssetsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -15058,8 +14827,6 @@ type ListBrandAssetsResponse struct {
 	Headers401 *ListBrandAssetsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListBrandAssetsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListBrandAssetsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListBrandAssetsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -15088,11 +14855,6 @@ func (r ListBrandAssetsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListBrandAssetsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListBrandAssetsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -15435,14 +15197,6 @@ type GetBrandAssetResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetBrandAssetResponse422Headers the declared response headers of an HTTP 422 response for GetBrandAsset
-type GetBrandAssetResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetBrandAssetResponse429Headers the declared response headers of an HTTP 429 response for GetBrandAsset
 type GetBrandAssetResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -15481,8 +15235,6 @@ type GetBrandAssetResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -15501,8 +15253,6 @@ type GetBrandAssetResponse struct {
 	Headers403 *GetBrandAssetResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetBrandAssetResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetBrandAssetResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetBrandAssetResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -15536,11 +15286,6 @@ func (r GetBrandAssetResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetBrandAssetResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetBrandAssetResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -15635,14 +15380,6 @@ type GetBrandAssetContentResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetBrandAssetContentResponse422Headers the declared response headers of an HTTP 422 response for GetBrandAssetContent
-type GetBrandAssetContentResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetBrandAssetContentResponse429Headers the declared response headers of an HTTP 429 response for GetBrandAssetContent
 type GetBrandAssetContentResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -15679,8 +15416,6 @@ type GetBrandAssetContentResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -15699,8 +15434,6 @@ type GetBrandAssetContentResponse struct {
 	Headers403 *GetBrandAssetContentResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetBrandAssetContentResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetBrandAssetContentResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetBrandAssetContentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -15729,11 +15462,6 @@ func (r GetBrandAssetContentResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetBrandAssetContentResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetBrandAssetContentResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -15815,14 +15543,6 @@ type ListCustomersResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListCustomersResponse422Headers the declared response headers of an HTTP 422 response for ListCustomers
-type ListCustomersResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListCustomersResponse429Headers the declared response headers of an HTTP 429 response for ListCustomers
 type ListCustomersResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -15859,8 +15579,6 @@ type ListCustomersResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -15877,8 +15595,6 @@ type ListCustomersResponse struct {
 	Headers401 *ListCustomersResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListCustomersResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListCustomersResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCustomersResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -15907,11 +15623,6 @@ func (r ListCustomersResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListCustomersResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListCustomersResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -16263,14 +15974,6 @@ type ArchiveCustomerResponse409Headers struct {
 	XRequestID         *string
 }
 
-// ArchiveCustomerResponse422Headers the declared response headers of an HTTP 422 response for ArchiveCustomer
-type ArchiveCustomerResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ArchiveCustomerResponse429Headers the declared response headers of an HTTP 429 response for ArchiveCustomer
 type ArchiveCustomerResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -16309,8 +16012,6 @@ type ArchiveCustomerResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -16331,8 +16032,6 @@ type ArchiveCustomerResponse struct {
 	Headers404 *ArchiveCustomerResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *ArchiveCustomerResponse409Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ArchiveCustomerResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ArchiveCustomerResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -16366,11 +16065,6 @@ func (r ArchiveCustomerResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ArchiveCustomerResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ArchiveCustomerResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -16460,14 +16154,6 @@ type GetCustomerResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetCustomerResponse422Headers the declared response headers of an HTTP 422 response for GetCustomer
-type GetCustomerResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetCustomerResponse429Headers the declared response headers of an HTTP 429 response for GetCustomer
 type GetCustomerResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -16506,8 +16192,6 @@ type GetCustomerResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -16526,8 +16210,6 @@ type GetCustomerResponse struct {
 	Headers403 *GetCustomerResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetCustomerResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetCustomerResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomerResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -16561,11 +16243,6 @@ func (r GetCustomerResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetCustomerResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetCustomerResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -17464,14 +17141,6 @@ type ListNodeCachesResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListNodeCachesResponse422Headers the declared response headers of an HTTP 422 response for ListNodeCaches
-type ListNodeCachesResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListNodeCachesResponse429Headers the declared response headers of an HTTP 429 response for ListNodeCaches
 type ListNodeCachesResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -17508,8 +17177,6 @@ type ListNodeCachesResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -17526,8 +17193,6 @@ type ListNodeCachesResponse struct {
 	Headers401 *ListNodeCachesResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListNodeCachesResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListNodeCachesResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListNodeCachesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -17556,11 +17221,6 @@ func (r ListNodeCachesResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListNodeCachesResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListNodeCachesResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -17664,15 +17324,6 @@ type RemoveNodeCacheResponse409Headers struct {
 	XRequestID         *string
 }
 
-// RemoveNodeCacheResponse422Headers the declared response headers of an HTTP 422 response for RemoveNodeCache
-type RemoveNodeCacheResponse422Headers struct {
-	IdempotentReplayed *string
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // RemoveNodeCacheResponse429Headers the declared response headers of an HTTP 429 response for RemoveNodeCache
 type RemoveNodeCacheResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -17713,8 +17364,6 @@ type RemoveNodeCacheResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -17735,8 +17384,6 @@ type RemoveNodeCacheResponse struct {
 	Headers404 *RemoveNodeCacheResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *RemoveNodeCacheResponse409Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *RemoveNodeCacheResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RemoveNodeCacheResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -17775,11 +17422,6 @@ func (r RemoveNodeCacheResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r RemoveNodeCacheResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r RemoveNodeCacheResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -17893,15 +17535,6 @@ type CopyNodeCacheResponse409Headers struct {
 	XRequestID         *string
 }
 
-// CopyNodeCacheResponse422Headers the declared response headers of an HTTP 422 response for CopyNodeCache
-type CopyNodeCacheResponse422Headers struct {
-	IdempotentReplayed *string
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // CopyNodeCacheResponse429Headers the declared response headers of an HTTP 429 response for CopyNodeCache
 type CopyNodeCacheResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -17944,8 +17577,6 @@ type CopyNodeCacheResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -17968,8 +17599,6 @@ type CopyNodeCacheResponse struct {
 	Headers404 *CopyNodeCacheResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *CopyNodeCacheResponse409Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *CopyNodeCacheResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CopyNodeCacheResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -18013,11 +17642,6 @@ func (r CopyNodeCacheResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r CopyNodeCacheResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r CopyNodeCacheResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -18099,14 +17723,6 @@ type ListOperationsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListOperationsResponse422Headers the declared response headers of an HTTP 422 response for ListOperations
-type ListOperationsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListOperationsResponse429Headers the declared response headers of an HTTP 429 response for ListOperations
 type ListOperationsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -18143,8 +17759,6 @@ type ListOperationsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -18161,8 +17775,6 @@ type ListOperationsResponse struct {
 	Headers401 *ListOperationsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListOperationsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListOperationsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListOperationsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -18191,11 +17803,6 @@ func (r ListOperationsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListOperationsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListOperationsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -18285,14 +17892,6 @@ type GetOperationResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetOperationResponse422Headers the declared response headers of an HTTP 422 response for GetOperation
-type GetOperationResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetOperationResponse429Headers the declared response headers of an HTTP 429 response for GetOperation
 type GetOperationResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -18331,8 +17930,6 @@ type GetOperationResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -18351,8 +17948,6 @@ type GetOperationResponse struct {
 	Headers403 *GetOperationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetOperationResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetOperationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetOperationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -18386,11 +17981,6 @@ func (r GetOperationResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOperationResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetOperationResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -18472,14 +18062,6 @@ type ListPermissionsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListPermissionsResponse422Headers the declared response headers of an HTTP 422 response for ListPermissions
-type ListPermissionsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListPermissionsResponse429Headers the declared response headers of an HTTP 429 response for ListPermissions
 type ListPermissionsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -18516,8 +18098,6 @@ type ListPermissionsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -18534,8 +18114,6 @@ type ListPermissionsResponse struct {
 	Headers401 *ListPermissionsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListPermissionsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListPermissionsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPermissionsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -18564,11 +18142,6 @@ func (r ListPermissionsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListPermissionsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListPermissionsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -18755,14 +18328,6 @@ type ListProjectsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListProjectsResponse422Headers the declared response headers of an HTTP 422 response for ListProjects
-type ListProjectsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListProjectsResponse429Headers the declared response headers of an HTTP 429 response for ListProjects
 type ListProjectsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -18799,8 +18364,6 @@ type ListProjectsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -18817,8 +18380,6 @@ type ListProjectsResponse struct {
 	Headers401 *ListProjectsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListProjectsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListProjectsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListProjectsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -18847,11 +18408,6 @@ func (r ListProjectsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListProjectsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListProjectsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -19221,14 +18777,6 @@ type RetireProjectResponse409Headers struct {
 	XRequestID         *string
 }
 
-// RetireProjectResponse422Headers the declared response headers of an HTTP 422 response for RetireProject
-type RetireProjectResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // RetireProjectResponse429Headers the declared response headers of an HTTP 429 response for RetireProject
 type RetireProjectResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -19267,8 +18815,6 @@ type RetireProjectResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -19289,8 +18835,6 @@ type RetireProjectResponse struct {
 	Headers404 *RetireProjectResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *RetireProjectResponse409Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *RetireProjectResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RetireProjectResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -19324,11 +18868,6 @@ func (r RetireProjectResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r RetireProjectResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r RetireProjectResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -19418,14 +18957,6 @@ type GetProjectResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetProjectResponse422Headers the declared response headers of an HTTP 422 response for GetProject
-type GetProjectResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetProjectResponse429Headers the declared response headers of an HTTP 429 response for GetProject
 type GetProjectResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -19464,8 +18995,6 @@ type GetProjectResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -19484,8 +19013,6 @@ type GetProjectResponse struct {
 	Headers403 *GetProjectResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetProjectResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetProjectResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetProjectResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -19519,11 +19046,6 @@ func (r GetProjectResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetProjectResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetProjectResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -19878,14 +19400,6 @@ type GetProdLockResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetProdLockResponse422Headers the declared response headers of an HTTP 422 response for GetProdLock
-type GetProdLockResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetProdLockResponse429Headers the declared response headers of an HTTP 429 response for GetProdLock
 type GetProdLockResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -19924,8 +19438,6 @@ type GetProdLockResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -19944,8 +19456,6 @@ type GetProdLockResponse struct {
 	Headers403 *GetProdLockResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetProdLockResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetProdLockResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetProdLockResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -19979,11 +19489,6 @@ func (r GetProdLockResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetProdLockResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetProdLockResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -20338,14 +19843,6 @@ type ListReleaseOperationsResponse404Headers struct {
 	XRequestID         *string
 }
 
-// ListReleaseOperationsResponse422Headers the declared response headers of an HTTP 422 response for ListReleaseOperations
-type ListReleaseOperationsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListReleaseOperationsResponse429Headers the declared response headers of an HTTP 429 response for ListReleaseOperations
 type ListReleaseOperationsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -20384,8 +19881,6 @@ type ListReleaseOperationsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -20404,8 +19899,6 @@ type ListReleaseOperationsResponse struct {
 	Headers403 *ListReleaseOperationsResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListReleaseOperationsResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListReleaseOperationsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListReleaseOperationsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -20439,11 +19932,6 @@ func (r ListReleaseOperationsResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListReleaseOperationsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListReleaseOperationsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -20804,14 +20292,6 @@ type GetReleaseStateResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetReleaseStateResponse422Headers the declared response headers of an HTTP 422 response for GetReleaseState
-type GetReleaseStateResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetReleaseStateResponse429Headers the declared response headers of an HTTP 429 response for GetReleaseState
 type GetReleaseStateResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -20850,8 +20330,6 @@ type GetReleaseStateResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -20870,8 +20348,6 @@ type GetReleaseStateResponse struct {
 	Headers403 *GetReleaseStateResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetReleaseStateResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetReleaseStateResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetReleaseStateResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -20905,11 +20381,6 @@ func (r GetReleaseStateResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetReleaseStateResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetReleaseStateResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -20991,14 +20462,6 @@ type ListFleetReleaseOperationsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListFleetReleaseOperationsResponse422Headers the declared response headers of an HTTP 422 response for ListFleetReleaseOperations
-type ListFleetReleaseOperationsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListFleetReleaseOperationsResponse429Headers the declared response headers of an HTTP 429 response for ListFleetReleaseOperations
 type ListFleetReleaseOperationsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -21035,8 +20498,6 @@ type ListFleetReleaseOperationsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -21053,8 +20514,6 @@ type ListFleetReleaseOperationsResponse struct {
 	Headers401 *ListFleetReleaseOperationsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListFleetReleaseOperationsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListFleetReleaseOperationsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListFleetReleaseOperationsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -21083,11 +20542,6 @@ func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON401() *Prob
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListFleetReleaseOperationsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -21177,14 +20631,6 @@ type GetReleaseOperationResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetReleaseOperationResponse422Headers the declared response headers of an HTTP 422 response for GetReleaseOperation
-type GetReleaseOperationResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetReleaseOperationResponse429Headers the declared response headers of an HTTP 429 response for GetReleaseOperation
 type GetReleaseOperationResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -21223,8 +20669,6 @@ type GetReleaseOperationResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -21243,8 +20687,6 @@ type GetReleaseOperationResponse struct {
 	Headers403 *GetReleaseOperationResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetReleaseOperationResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetReleaseOperationResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetReleaseOperationResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -21278,11 +20720,6 @@ func (r GetReleaseOperationResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetReleaseOperationResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetReleaseOperationResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -21364,14 +20801,6 @@ type ListServiceAccountsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListServiceAccountsResponse422Headers the declared response headers of an HTTP 422 response for ListServiceAccounts
-type ListServiceAccountsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListServiceAccountsResponse429Headers the declared response headers of an HTTP 429 response for ListServiceAccounts
 type ListServiceAccountsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -21408,8 +20837,6 @@ type ListServiceAccountsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -21426,8 +20853,6 @@ type ListServiceAccountsResponse struct {
 	Headers401 *ListServiceAccountsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListServiceAccountsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListServiceAccountsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListServiceAccountsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -21456,11 +20881,6 @@ func (r ListServiceAccountsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListServiceAccountsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListServiceAccountsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -21542,14 +20962,6 @@ type ListTenantsResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListTenantsResponse422Headers the declared response headers of an HTTP 422 response for ListTenants
-type ListTenantsResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListTenantsResponse429Headers the declared response headers of an HTTP 429 response for ListTenants
 type ListTenantsResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -21586,8 +20998,6 @@ type ListTenantsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -21604,8 +21014,6 @@ type ListTenantsResponse struct {
 	Headers401 *ListTenantsResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListTenantsResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListTenantsResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListTenantsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -21634,11 +21042,6 @@ func (r ListTenantsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListTenantsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListTenantsResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -22008,14 +21411,6 @@ type DeleteTenantResponse409Headers struct {
 	XRequestID         *string
 }
 
-// DeleteTenantResponse422Headers the declared response headers of an HTTP 422 response for DeleteTenant
-type DeleteTenantResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // DeleteTenantResponse429Headers the declared response headers of an HTTP 429 response for DeleteTenant
 type DeleteTenantResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -22054,8 +21449,6 @@ type DeleteTenantResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -22076,8 +21469,6 @@ type DeleteTenantResponse struct {
 	Headers404 *DeleteTenantResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeleteTenantResponse409Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *DeleteTenantResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteTenantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -22111,11 +21502,6 @@ func (r DeleteTenantResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DeleteTenantResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r DeleteTenantResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -22205,14 +21591,6 @@ type GetTenantResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetTenantResponse422Headers the declared response headers of an HTTP 422 response for GetTenant
-type GetTenantResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetTenantResponse429Headers the declared response headers of an HTTP 429 response for GetTenant
 type GetTenantResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -22251,8 +21629,6 @@ type GetTenantResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -22271,8 +21647,6 @@ type GetTenantResponse struct {
 	Headers403 *GetTenantResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetTenantResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetTenantResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTenantResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -22306,11 +21680,6 @@ func (r GetTenantResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetTenantResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetTenantResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -22657,14 +22026,6 @@ type ListUsersResponse403Headers struct {
 	XRequestID         *string
 }
 
-// ListUsersResponse422Headers the declared response headers of an HTTP 422 response for ListUsers
-type ListUsersResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // ListUsersResponse429Headers the declared response headers of an HTTP 429 response for ListUsers
 type ListUsersResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -22701,8 +22062,6 @@ type ListUsersResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -22719,8 +22078,6 @@ type ListUsersResponse struct {
 	Headers401 *ListUsersResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *ListUsersResponse403Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *ListUsersResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListUsersResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -22749,11 +22106,6 @@ func (r ListUsersResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListUsersResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListUsersResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -23105,14 +22457,6 @@ type DeactivateUserResponse409Headers struct {
 	XRequestID         *string
 }
 
-// DeactivateUserResponse422Headers the declared response headers of an HTTP 422 response for DeactivateUser
-type DeactivateUserResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // DeactivateUserResponse429Headers the declared response headers of an HTTP 429 response for DeactivateUser
 type DeactivateUserResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -23151,8 +22495,6 @@ type DeactivateUserResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -23173,8 +22515,6 @@ type DeactivateUserResponse struct {
 	Headers404 *DeactivateUserResponse404Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *DeactivateUserResponse409Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *DeactivateUserResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeactivateUserResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23208,11 +22548,6 @@ func (r DeactivateUserResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r DeactivateUserResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r DeactivateUserResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -23302,14 +22637,6 @@ type GetUserResponse404Headers struct {
 	XRequestID         *string
 }
 
-// GetUserResponse422Headers the declared response headers of an HTTP 422 response for GetUser
-type GetUserResponse422Headers struct {
-	RateLimitLimit     *int32
-	RateLimitPolicy    *string
-	RateLimitRemaining *int32
-	XRequestID         *string
-}
-
 // GetUserResponse429Headers the declared response headers of an HTTP 429 response for GetUser
 type GetUserResponse429Headers struct {
 	RateLimitLimit     *int32
@@ -23348,8 +22675,6 @@ type GetUserResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
-	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -23368,8 +22693,6 @@ type GetUserResponse struct {
 	Headers403 *GetUserResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetUserResponse404Headers
-	// Headers422 the parsed response headers for an HTTP 422 response
-	Headers422 *GetUserResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetUserResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -23403,11 +22726,6 @@ func (r GetUserResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetUserResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetUserResponse) GetApplicationproblemJSON422() *Problem {
-	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -25618,13 +24936,6 @@ func ParseListAiGatewayKeysResponse(rsp *http.Response) (*ListAiGatewayKeysRespo
 		}
 		response.ApplicationproblemJSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -25766,37 +25077,6 @@ func ParseListAiGatewayKeysResponse(rsp *http.Response) (*ListAiGatewayKeysRespo
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListAiGatewayKeysResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListAiGatewayKeysResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -26424,13 +25704,6 @@ func ParseRevokeAiGatewayKeyResponse(rsp *http.Response) (*RevokeAiGatewayKeyRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -26603,37 +25876,6 @@ func ParseRevokeAiGatewayKeyResponse(rsp *http.Response) (*RevokeAiGatewayKeyRes
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers RevokeAiGatewayKeyResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers RevokeAiGatewayKeyResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -26762,13 +26004,6 @@ func ParseGetAiGatewayKeyResponse(rsp *http.Response) (*GetAiGatewayKeyResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -26942,37 +26177,6 @@ func ParseGetAiGatewayKeyResponse(rsp *http.Response) (*GetAiGatewayKeyResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetAiGatewayKeyResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAiGatewayKeyResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -27635,13 +26839,6 @@ func ParseListAiGatewayTiersResponse(rsp *http.Response) (*ListAiGatewayTiersRes
 		}
 		response.ApplicationproblemJSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27783,37 +26980,6 @@ func ParseListAiGatewayTiersResponse(rsp *http.Response) (*ListAiGatewayTiersRes
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListAiGatewayTiersResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListAiGatewayTiersResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -27935,13 +27101,6 @@ func ParseListAiModelsResponse(rsp *http.Response) (*ListAiModelsResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -28084,37 +27243,6 @@ func ParseListAiModelsResponse(rsp *http.Response) (*ListAiModelsResponse, error
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListAiModelsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListAiModelsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -28749,13 +27877,6 @@ func ParseDeleteAiModelResponse(rsp *http.Response) (*DeleteAiModelResponse, err
 		}
 		response.ApplicationproblemJSON409 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -28966,37 +28087,6 @@ func ParseDeleteAiModelResponse(rsp *http.Response) (*DeleteAiModelResponse, err
 			headers.XRequestID = &value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 422:
-		var headers DeleteAiModelResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteAiModelResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -29125,13 +28215,6 @@ func ParseGetAiModelResponse(rsp *http.Response) (*GetAiModelResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -29305,37 +28388,6 @@ func ParseGetAiModelResponse(rsp *http.Response) (*GetAiModelResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetAiModelResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAiModelResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -29925,13 +28977,6 @@ func ParseListAiNodesResponse(rsp *http.Response) (*ListAiNodesResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30104,37 +29149,6 @@ func ParseListAiNodesResponse(rsp *http.Response) (*ListAiNodesResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListAiNodesResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListAiNodesResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -30263,13 +29277,6 @@ func ParseGetAiNodeResponse(rsp *http.Response) (*GetAiNodeResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -30443,37 +29450,6 @@ func ParseGetAiNodeResponse(rsp *http.Response) (*GetAiNodeResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetAiNodeResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAiNodeResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -30595,13 +29571,6 @@ func ParseListApiTokensResponse(rsp *http.Response) (*ListApiTokensResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -30744,37 +29713,6 @@ func ParseListApiTokensResponse(rsp *http.Response) (*ListApiTokensResponse, err
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListApiTokensResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListApiTokensResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -30903,13 +29841,6 @@ func ParseGetApiTokenResponse(rsp *http.Response) (*GetApiTokenResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -31083,37 +30014,6 @@ func ParseGetApiTokenResponse(rsp *http.Response) (*GetApiTokenResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetApiTokenResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetApiTokenResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -31235,13 +30135,6 @@ func ParseListAuditEventsResponse(rsp *http.Response) (*ListAuditEventsResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -31384,37 +30277,6 @@ func ParseListAuditEventsResponse(rsp *http.Response) (*ListAuditEventsResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListAuditEventsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListAuditEventsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -31543,13 +30405,6 @@ func ParseGetAuditEventResponse(rsp *http.Response) (*GetAuditEventResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -31723,37 +30578,6 @@ func ParseGetAuditEventResponse(rsp *http.Response) (*GetAuditEventResponse, err
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetAuditEventResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetAuditEventResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -32613,13 +31437,6 @@ func ParseListBrandAssetsResponse(rsp *http.Response) (*ListBrandAssetsResponse,
 		}
 		response.ApplicationproblemJSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32761,37 +31578,6 @@ func ParseListBrandAssetsResponse(rsp *http.Response) (*ListBrandAssetsResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListBrandAssetsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListBrandAssetsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -33423,13 +32209,6 @@ func ParseGetBrandAssetResponse(rsp *http.Response) (*GetBrandAssetResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33602,37 +32381,6 @@ func ParseGetBrandAssetResponse(rsp *http.Response) (*GetBrandAssetResponse, err
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetBrandAssetResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetBrandAssetResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -33754,13 +32502,6 @@ func ParseGetBrandAssetContentResponse(rsp *http.Response) (*GetBrandAssetConten
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -33969,37 +32710,6 @@ func ParseGetBrandAssetContentResponse(rsp *http.Response) (*GetBrandAssetConten
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetBrandAssetContentResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetBrandAssetContentResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -34121,13 +32831,6 @@ func ParseListCustomersResponse(rsp *http.Response) (*ListCustomersResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -34270,37 +32973,6 @@ func ParseListCustomersResponse(rsp *http.Response) (*ListCustomersResponse, err
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListCustomersResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListCustomersResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -34935,13 +33607,6 @@ func ParseArchiveCustomerResponse(rsp *http.Response) (*ArchiveCustomerResponse,
 		}
 		response.ApplicationproblemJSON409 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35152,37 +33817,6 @@ func ParseArchiveCustomerResponse(rsp *http.Response) (*ArchiveCustomerResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 422:
-		var headers ArchiveCustomerResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ArchiveCustomerResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -35311,13 +33945,6 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -35491,37 +34118,6 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetCustomerResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCustomerResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -37097,13 +35693,6 @@ func ParseListNodeCachesResponse(rsp *http.Response) (*ListNodeCachesResponse, e
 		}
 		response.ApplicationproblemJSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -37245,37 +35834,6 @@ func ParseListNodeCachesResponse(rsp *http.Response) (*ListNodeCachesResponse, e
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListNodeCachesResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListNodeCachesResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -37411,13 +35969,6 @@ func ParseRemoveNodeCacheResponse(rsp *http.Response) (*RemoveNodeCacheResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -37664,44 +36215,6 @@ func ParseRemoveNodeCacheResponse(rsp *http.Response) (*RemoveNodeCacheResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 422:
-		var headers RemoveNodeCacheResponse422Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers RemoveNodeCacheResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -37844,13 +36357,6 @@ func ParseCopyNodeCacheResponse(rsp *http.Response) (*CopyNodeCacheResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -38142,44 +36648,6 @@ func ParseCopyNodeCacheResponse(rsp *http.Response) (*CopyNodeCacheResponse, err
 			headers.XRequestID = &value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 422:
-		var headers CopyNodeCacheResponse422Headers
-		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.IdempotentReplayed = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CopyNodeCacheResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -38301,13 +36769,6 @@ func ParseListOperationsResponse(rsp *http.Response) (*ListOperationsResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -38450,37 +36911,6 @@ func ParseListOperationsResponse(rsp *http.Response) (*ListOperationsResponse, e
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListOperationsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListOperationsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -38609,13 +37039,6 @@ func ParseGetOperationResponse(rsp *http.Response) (*GetOperationResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -38789,37 +37212,6 @@ func ParseGetOperationResponse(rsp *http.Response) (*GetOperationResponse, error
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetOperationResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetOperationResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -38941,13 +37333,6 @@ func ParseListPermissionsResponse(rsp *http.Response) (*ListPermissionsResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -39090,37 +37475,6 @@ func ParseListPermissionsResponse(rsp *http.Response) (*ListPermissionsResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListPermissionsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListPermissionsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -39357,13 +37711,6 @@ func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error
 		}
 		response.ApplicationproblemJSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39505,37 +37852,6 @@ func ParseListProjectsResponse(rsp *http.Response) (*ListProjectsResponse, error
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListProjectsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListProjectsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -40215,13 +38531,6 @@ func ParseRetireProjectResponse(rsp *http.Response) (*RetireProjectResponse, err
 		}
 		response.ApplicationproblemJSON409 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40432,37 +38741,6 @@ func ParseRetireProjectResponse(rsp *http.Response) (*RetireProjectResponse, err
 			headers.XRequestID = &value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 422:
-		var headers RetireProjectResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers RetireProjectResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -40591,13 +38869,6 @@ func ParseGetProjectResponse(rsp *http.Response) (*GetProjectResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -40771,37 +39042,6 @@ func ParseGetProjectResponse(rsp *http.Response) (*GetProjectResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetProjectResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetProjectResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -41436,13 +39676,6 @@ func ParseGetProdLockResponse(rsp *http.Response) (*GetProdLockResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41615,37 +39848,6 @@ func ParseGetProdLockResponse(rsp *http.Response) (*GetProdLockResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetProdLockResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetProdLockResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -42280,13 +40482,6 @@ func ParseListReleaseOperationsResponse(rsp *http.Response) (*ListReleaseOperati
 		}
 		response.ApplicationproblemJSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42459,37 +40654,6 @@ func ParseListReleaseOperationsResponse(rsp *http.Response) (*ListReleaseOperati
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListReleaseOperationsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListReleaseOperationsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -43166,13 +41330,6 @@ func ParseGetReleaseStateResponse(rsp *http.Response) (*GetReleaseStateResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43345,37 +41502,6 @@ func ParseGetReleaseStateResponse(rsp *http.Response) (*GetReleaseStateResponse,
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetReleaseStateResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetReleaseStateResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -43497,13 +41623,6 @@ func ParseListFleetReleaseOperationsResponse(rsp *http.Response) (*ListFleetRele
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -43646,37 +41765,6 @@ func ParseListFleetReleaseOperationsResponse(rsp *http.Response) (*ListFleetRele
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListFleetReleaseOperationsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListFleetReleaseOperationsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -43805,13 +41893,6 @@ func ParseGetReleaseOperationResponse(rsp *http.Response) (*GetReleaseOperationR
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -43985,37 +42066,6 @@ func ParseGetReleaseOperationResponse(rsp *http.Response) (*GetReleaseOperationR
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetReleaseOperationResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetReleaseOperationResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -44137,13 +42187,6 @@ func ParseListServiceAccountsResponse(rsp *http.Response) (*ListServiceAccountsR
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -44286,37 +42329,6 @@ func ParseListServiceAccountsResponse(rsp *http.Response) (*ListServiceAccountsR
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListServiceAccountsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListServiceAccountsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -44438,13 +42450,6 @@ func ParseListTenantsResponse(rsp *http.Response) (*ListTenantsResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -44587,37 +42592,6 @@ func ParseListTenantsResponse(rsp *http.Response) (*ListTenantsResponse, error) 
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListTenantsResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListTenantsResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -45297,13 +43271,6 @@ func ParseDeleteTenantResponse(rsp *http.Response) (*DeleteTenantResponse, error
 		}
 		response.ApplicationproblemJSON409 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45514,37 +43481,6 @@ func ParseDeleteTenantResponse(rsp *http.Response) (*DeleteTenantResponse, error
 			headers.XRequestID = &value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 422:
-		var headers DeleteTenantResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeleteTenantResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -45673,13 +43609,6 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -45853,37 +43782,6 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetTenantResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetTenantResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -46511,13 +44409,6 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46659,37 +44550,6 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers403 = &headers
-	case rsp.StatusCode == 422:
-		var headers ListUsersResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListUsersResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -47324,13 +45184,6 @@ func ParseDeactivateUserResponse(rsp *http.Response) (*DeactivateUserResponse, e
 		}
 		response.ApplicationproblemJSON409 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47541,37 +45394,6 @@ func ParseDeactivateUserResponse(rsp *http.Response) (*DeactivateUserResponse, e
 			headers.XRequestID = &value
 		}
 		response.Headers409 = &headers
-	case rsp.StatusCode == 422:
-		var headers DeactivateUserResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers DeactivateUserResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -47700,13 +45522,6 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem
@@ -47880,37 +45695,6 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers404 = &headers
-	case rsp.StatusCode == 422:
-		var headers GetUserResponse422Headers
-		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitLimit = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitPolicy = &value
-		}
-		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
-			var value int32
-			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
-				return nil, err
-			}
-			headers.RateLimitRemaining = &value
-		}
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = &value
-		}
-		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetUserResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
