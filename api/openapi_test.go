@@ -56,6 +56,7 @@ func TestOpenAPI_EveryOperationDeclaresIDPermissionsAndErrors(t *testing.T) {
 			Permissions *[]string                  `json:"x-permissions"`
 			Responses   map[string]json.RawMessage `json:"responses"`
 			Public      bool                       `json:"x-public"`
+			RequestBody json.RawMessage            `json:"requestBody"`
 		}
 	}
 	if err := json.Unmarshal(e.Do("GET", "/api/v1/openapi.json", "", nil).Body, &doc); err != nil {
@@ -79,6 +80,10 @@ func TestOpenAPI_EveryOperationDeclaresIDPermissionsAndErrors(t *testing.T) {
 				if _, ok := op.Responses[code]; !ok {
 					t.Errorf("%s %s: no %s response", method, path, code)
 				}
+			}
+			// A bad parameter is 400; only a body can be 422.
+			if _, ok := op.Responses["422"]; ok && op.RequestBody == nil {
+				t.Errorf("%s %s: 422 declared without a request body", method, path)
 			}
 		}
 	}
