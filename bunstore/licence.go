@@ -78,7 +78,7 @@ func (s *Store) installLicence(ctx context.Context, actor func(bun.Tx) (resource
 		if before.Bundle != nil && *before.Bundle == bundle {
 			return nil
 		}
-		now := s.now().UTC().Truncate(time.Microsecond) // as stored: the answer equals a read
+		now := s.now() // as stored (storedPrecision): the answer equals a read
 		after := before
 		after.Bundle, after.Serial, after.InstalledAt, after.InstalledBy = &bundle, &p.Serial, &now, &a.Label
 		if err := updateRow(ctx, tx, &after); err != nil {

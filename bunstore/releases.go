@@ -51,7 +51,7 @@ func (r releaseRow) release() resources.ReleaseOperation {
 // database's clock stamped; so created_at <= updated_at = decision.at or
 // finished_at however the two clocks stand.
 func (s *Store) changeAt(r *releaseRow) time.Time {
-	at := s.now().UTC().Truncate(time.Microsecond)
+	at := s.now()
 	if at.Before(r.UpdatedAt) {
 		return r.UpdatedAt.UTC()
 	}

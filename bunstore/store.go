@@ -29,7 +29,14 @@ type Store struct {
 }
 
 // NewStore wraps an open, migrated database.
-func NewStore(db *bun.DB) *Store { return &Store{db: db, now: time.Now} }
+func NewStore(db *bun.DB) *Store { return &Store{db: db, now: storedPrecision(time.Now)} }
+
+// storedPrecision is the clock now read as PostgreSQL keeps a timestamp
+// (UTC, microseconds), so an instant the store writes and answers at once
+// equals what a read of it answers later.
+func storedPrecision(now func() time.Time) func() time.Time {
+	return func() time.Time { return now().UTC().Truncate(time.Microsecond) }
+}
 
 // DB exposes the underlying handle (for wiring and tests).
 func (s *Store) DB() *bun.DB { return s.db }
@@ -239,8 +246,9 @@ func (s *Store) published(ctx context.Context, err error, changes ...resources.C
 	return nil
 }
 
-// SetClock replaces the store's clock (tests move time forward with it).
-func (s *Store) SetClock(now func() time.Time) { s.now = now }
+// SetClock replaces the store's clock (tests move time forward with it),
+// read at the stored precision.
+func (s *Store) SetClock(now func() time.Time) { s.now = storedPrecision(now) }
 
 // lockNotAvailable reports whether a NOWAIT row lock was refused.
 func lockNotAvailable(err error) bool {
