@@ -39,6 +39,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	for _, c := range append(root.Commands(), root) {
 		sayEnv(c)
 	}
+	strictUsage(root)
 	return root
 }
 

@@ -66,7 +66,7 @@ func applyEnv(cmd *cobra.Command, getenv func(string) string) error {
 		for _, name := range envNames(cmd, f) {
 			if v := getenv(name); v != "" {
 				if e := cmd.Flags().Set(f.Name, v); e != nil {
-					err = fmt.Errorf("%s=%q: %w", name, v, e)
+					err = fmt.Errorf("%s=%q: %w", name, v, plainFlagError(e))
 				}
 				return
 			}

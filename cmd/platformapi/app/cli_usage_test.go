@@ -1,0 +1,118 @@
+package app
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// execute runs one command line in-process and returns its stdout and
+// error (the error main prints on one line after "platformapi: ").
+func execute(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := NewRootCommand(&out, &errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(t.Context())
+	return out.String(), err
+}
+
+// refusedWith checks that err is a one-line refusal holding every want and
+// none of the internal texts in never.
+func refusedWith(t *testing.T, args []string, err error, want []string, never ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%v: no error, want a refusal naming %q", args, want)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%v: %q is not one line", args, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%v: %q, want it to name %q", args, msg, w)
+		}
+	}
+	for _, n := range never {
+		if strings.Contains(msg, n) {
+			t.Errorf("%v: %q holds internal text %q", args, msg, n)
+		}
+	}
+}
+
+// TestCLI_UnknownSubcommandOfAGroup_RefusedNotHelpWithExit0: a mistyped
+// sub-command under portal, token or migrate printed the group's help and
+// exited 0, so a script's typo "succeeded"; it is refused naming the word
+// and the group. The group alone still prints its help.
+func TestCLI_UnknownSubcommandOfAGroup_RefusedNotHelpWithExit0(t *testing.T) {
+	cases := []struct {
+		args        []string
+		word, group string
+	}{
+		{[]string{"portal", "tokn", "create"}, "tokn", `platformapi portal" (did you mean "token"?)`},
+		{[]string{"portal", "token", "rvoke", "1"}, "rvoke", "platformapi portal token"},
+		{[]string{"migrate", "upp"}, "upp", "platformapi migrate"},
+		{[]string{"portal", "licence", "instal"}, "instal", "platformapi portal licence"},
+	}
+	for _, tc := range cases {
+		out, err := execute(t, tc.args...)
+		refusedWith(t, tc.args, err, []string{`unknown command "` + tc.word + `"`, tc.group})
+		if out != "" {
+			t.Errorf("%v: printed %q, want nothing on stdout", tc.args, out)
+		}
+	}
+	out, err := execute(t, "portal")
+	if err != nil || !strings.Contains(out, "Available Commands") {
+		t.Errorf("portal alone: %v, %q; want its help", err, out)
+	}
+}
+
+// TestCLI_WrongArgumentCount_NamesTheArgument: "accepts 1 arg(s), received
+// 0" does not say which argument is missing; the refusal names the command
+// and its usage line.
+func TestCLI_WrongArgumentCount_NamesTheArgument(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"portal", "token", "revoke"}, []string{"portal token revoke", "ID"}},
+		{[]string{"portal", "token", "revoke", "1", "2"}, []string{"portal token revoke", "ID", `"2"`}},
+		{[]string{"portal", "node-key"}, []string{"portal node-key", "HOSTNAME"}},
+		{[]string{"portal", "role", "create"}, []string{"portal role create", "NAME"}},
+		{[]string{"portal", "inventory", "import"}, []string{"portal inventory import", "FILE"}},
+		{[]string{"eval"}, []string{"eval", "FILES"}},
+		{[]string{"migrate", "up", "now"}, []string{"migrate up", "no arguments", `"now"`}},
+		{[]string{"node-agent", "x"}, []string{"node-agent", "no arguments", `"x"`}},
+	}
+	for _, tc := range cases {
+		_, err := execute(t, tc.args...)
+		refusedWith(t, tc.args, err, tc.want, "arg(s)")
+	}
+}
+
+// TestCLI_BadFlagValue_InWordsNamingTheFlag: a number or a switch that does
+// not parse is refused naming the flag (or its variable) and what it
+// wants, not with Go's strconv.ParseInt text.
+func TestCLI_BadFlagValue_InWordsNamingTheFlag(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{nil, []string{"portal", "token", "create", "--as", "a@b.c", "--name", "n", "--scopes", "s",
+			"--days", "abc"}, []string{"--days", `"abc"`, "integer"}},
+		{nil, []string{"serve", "--demo=maybe"}, []string{"--demo", `"maybe"`, "true or false"}},
+		{nil, []string{"serve", "--job-timeout", "soon"}, []string{"--job-timeout", `"soon"`, "30s"}},
+		{map[string]string{"PLATFORMAPI_NODE_AGENT_MAX_COPIES": "abc"}, []string{"node-agent"},
+			[]string{"PLATFORMAPI_NODE_AGENT_MAX_COPIES", "--max-copies", "integer"}},
+		{nil, []string{"eval", "--repeat", "99999999999999999999", "f.yaml"},
+			[]string{"--repeat", "out of range"}},
+	}
+	for _, tc := range cases {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		_, err := execute(t, tc.args...)
+		refusedWith(t, tc.args, err, tc.want, "strconv", "Parse", "time: ")
+	}
+}
