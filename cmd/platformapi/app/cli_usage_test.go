@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"platformapi/bunstore/pgtest"
 )
 
 // execute runs one command line in-process and returns its stdout and
@@ -114,5 +116,28 @@ func TestCLI_BadFlagValue_InWordsNamingTheFlag(t *testing.T) {
 		}
 		_, err := execute(t, tc.args...)
 		refusedWith(t, tc.args, err, tc.want, "strconv", "Parse", "time: ")
+	}
+}
+
+// TestPortal_UnmigratedDatabase_SaysRunMigrateUp: a portal command against
+// a database that was never migrated answered `ERROR: relation "users"
+// does not exist (SQLSTATE 42P01)`; it says the schema is missing and
+// which command applies it, and writes nothing.
+func TestPortal_UnmigratedDatabase_SaysRunMigrateUp(t *testing.T) {
+	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "cli-test-pepper-0123456789")
+	dsn := pgtest.EmptyDSN(t)
+	for _, args := range [][]string{
+		{"portal", "user", "create", "--email", "a@example.test", "--name", "A"},
+		{"portal", "licence", "show"},
+		{"portal", "role", "list"},
+	} {
+		out, err := execute(t, append([]string{"--database-url", dsn, "--log-level", "error"}, args...)...)
+		refusedWith(t, args, err, []string{"not migrated", "platformapi migrate up"}, "SQLSTATE", "relation")
+		if out != "" {
+			t.Errorf("%v: printed %q", args, out)
+		}
+	}
+	if _, err := execute(t, "--database-url", dsn, "--log-level", "error", "migrate", "status"); err != nil {
+		t.Errorf("migrate status on the unmigrated database: %v", err)
 	}
 }
