@@ -141,3 +141,29 @@ func TestPortal_UnmigratedDatabase_SaysRunMigrateUp(t *testing.T) {
 		t.Errorf("migrate status on the unmigrated database: %v", err)
 	}
 }
+
+// TestNodeAgent_MissingOrNegativeFlag_RefusedNamingFlagAndVariable: the
+// agent without --key-file said "the node key must look like pnk_…", as if
+// the key were wrong; a missing root or a negative limit did not name its
+// flag either.
+func TestNodeAgent_MissingOrNegativeFlag_RefusedNamingFlagAndVariable(t *testing.T) {
+	dir := t.TempDir()
+	roots := []string{"--store-root", dir + "/s", "--cache-root", dir + "/c"}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"--store-root", "PLATFORMAPI_NODE_AGENT_STORE_ROOT", "required"}},
+		{[]string{"--store-root", dir}, []string{"--cache-root", "PLATFORMAPI_NODE_AGENT_CACHE_ROOT"}},
+		{roots, []string{"--key-file", "PLATFORMAPI_NODE_AGENT_KEY_FILE", "required"}},
+		{append(roots, "--key-file", dir+"/k", "--max-copies", "-1"),
+			[]string{"--max-copies", "PLATFORMAPI_NODE_AGENT_MAX_COPIES", "negative"}},
+		{append(roots, "--key-file", dir+"/k", "--max-cache-bytes", "-5"),
+			[]string{"--max-cache-bytes", "negative"}},
+	}
+	for _, tc := range cases {
+		args := append([]string{"node-agent", "--addr", "127.0.0.1:0"}, tc.args...)
+		_, err := execute(t, args...)
+		refusedWith(t, args, err, tc.want, "pnk_")
+	}
+}
