@@ -167,3 +167,17 @@ func TestNodeAgent_MissingOrNegativeFlag_RefusedNamingFlagAndVariable(t *testing
 		refusedWith(t, args, err, tc.want, "pnk_")
 	}
 }
+
+// TestEval_RepeatOrMaxStepsBelowOne_Refused: --repeat 0 (or negative) ran
+// each suite once and reported pass^1 as if asked; it is refused by name
+// before anything is built, as is --max-steps 0.
+func TestEval_RepeatOrMaxStepsBelowOne_Refused(t *testing.T) {
+	for _, args := range [][]string{
+		{"eval", "--repeat", "0", "f.yaml"},
+		{"eval", "--repeat", "-2", "f.yaml"},
+		{"eval", "--max-steps", "0", "f.yaml"},
+	} {
+		_, err := execute(t, args...)
+		refusedWith(t, args, err, []string{args[1], "at least 1"})
+	}
+}

@@ -34,6 +34,9 @@ func evalCommand(opts *Options, out io.Writer) *cobra.Command {
 			"Exits 1 when a suite fails.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
 			files, err := evals.LoadFiles(args)
 			if err != nil {
 				return err
@@ -76,6 +79,18 @@ func (f *evalFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as JSON")
 	fl.BoolVar(&f.noTiming, "no-timing", false, "leave latencies out, so two runs give byte-identical results")
 	fl.BoolVar(&f.keep, "keep-database", false, "keep the embedded server's fresh database after the run")
+}
+
+// check refuses counts below 1, which the runner silently took for the
+// default (--repeat 0 or -2 ran each suite once and reported pass^1).
+func (f evalFlags) check() error {
+	if f.repeat < 1 {
+		return fmt.Errorf("--repeat %d: runs per suite must be at least 1", f.repeat)
+	}
+	if f.maxSteps < 1 {
+		return fmt.Errorf("--max-steps %d: model requests per turn must be at least 1", f.maxSteps)
+	}
+	return nil
 }
 
 // agentOf builds the agent the flags name (nil: scripted).
