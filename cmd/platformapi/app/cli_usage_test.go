@@ -131,13 +131,16 @@ func TestPortal_UnmigratedDatabase_SaysRunMigrateUp(t *testing.T) {
 		{"portal", "licence", "show"},
 		{"portal", "role", "list"},
 	} {
-		out, err := execute(t, append([]string{"--database-url", dsn, "--log-level", "error"}, args...)...)
-		refusedWith(t, args, err, []string{"not migrated", "platformapi migrate up"}, "SQLSTATE", "relation")
+		global := []string{"--database-url", dsn, "--log-level", "error"}
+		out, err := execute(t, append(global, args...)...)
+		refusedWith(t, args, err, []string{"not migrated", "platformapi migrate up"},
+			"SQLSTATE", "relation")
 		if out != "" {
 			t.Errorf("%v: printed %q", args, out)
 		}
 	}
-	if _, err := execute(t, "--database-url", dsn, "--log-level", "error", "migrate", "status"); err != nil {
+	_, err := execute(t, "--database-url", dsn, "--log-level", "error", "migrate", "status")
+	if err != nil {
 		t.Errorf("migrate status on the unmigrated database: %v", err)
 	}
 }

@@ -265,7 +265,7 @@ func migrateCommand(opts *Options, out io.Writer) *cobra.Command {
 // withMain opens the database for a command and closes it afterwards; a
 // database whose schema lacks a migration is refused in one line saying
 // so (not with the SQL error of the first missing table).
-func withMain(opts *Options, run func(*cobra.Command, *Main, []string) error) func(*cobra.Command, []string) error {
+func withMain(opts *Options, run mainRun) cobraRun {
 	return withMainAnySchema(opts, func(cmd *cobra.Command, m *Main, args []string) error {
 		pending, err := m.store.PendingMigrations(cmd.Context())
 		if err != nil {
@@ -279,8 +279,14 @@ func withMain(opts *Options, run func(*cobra.Command, *Main, []string) error) fu
 	})
 }
 
+// mainRun is a command's work on the opened database.
+type mainRun = func(*cobra.Command, *Main, []string) error
+
+// cobraRun is a command's RunE.
+type cobraRun = func(*cobra.Command, []string) error
+
 // withMainAnySchema is withMain without the schema check (migrate).
-func withMainAnySchema(opts *Options, run func(*cobra.Command, *Main, []string) error) func(*cobra.Command, []string) error {
+func withMainAnySchema(opts *Options, run mainRun) cobraRun {
 	return func(cmd *cobra.Command, args []string) error {
 		m, err := Open(cmd.Context(), *opts)
 		if err != nil {
