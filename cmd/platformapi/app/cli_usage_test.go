@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -182,5 +183,35 @@ func TestEval_RepeatOrMaxStepsBelowOne_Refused(t *testing.T) {
 	} {
 		_, err := execute(t, args...)
 		refusedWith(t, args, err, []string{args[1], "at least 1"})
+	}
+}
+
+// TestEval_Help_ShowsVariablesNeverTheTokenValue: eval --help showed the
+// value of PLATFORMAPI_EVAL_TOKEN as the default of --token, printing a
+// token; it names the variables of --token, --base-url, --model and the
+// model's key, and shows no value of them. The variable still gives the
+// token when --token is not given.
+func TestEval_Help_ShowsVariablesNeverTheTokenValue(t *testing.T) {
+	t.Setenv("PLATFORMAPI_EVAL_TOKEN", "svc_pat_SECRETVALUE")
+	t.Setenv("PLATFORMAPI_EVAL_MODEL", "model-from-env")
+	out, err := execute(t, "eval", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, never := range []string{"SECRETVALUE", "model-from-env"} {
+		if strings.Contains(out, never) {
+			t.Errorf("eval --help shows %q:\n%s", never, out)
+		}
+	}
+	for _, want := range []string{"PLATFORMAPI_EVAL_TOKEN", "PLATFORMAPI_EVAL_BASE_URL",
+		"PLATFORMAPI_EVAL_MODEL", "PLATFORMAPI_EVAL_API_KEY"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("eval --help does not name %s:\n%s", want, out)
+		}
+	}
+	suite := "../../../evals/suites/fleet-gpu-total.yaml"
+	_, err = execute(t, "eval", "--target", "http://127.0.0.1:1", suite)
+	if !errors.Is(err, ErrSuitesFailed) { // the token came from the variable; the target is down
+		t.Errorf("eval --target with PLATFORMAPI_EVAL_TOKEN: %v, want the suite run (and failed)", err)
 	}
 }

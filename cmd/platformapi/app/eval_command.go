@@ -16,11 +16,20 @@ import (
 	"platformapi/evals"
 )
 
+// evalEnv prefixes the variables of eval's --token, --base-url and --model
+// (PLATFORMAPI_EVAL_<FLAG>); the flag wins.
+const evalEnv = "PLATFORMAPI_EVAL_"
+
+// evalAPIKeyEnv holds the key of --agent openai's endpoint.
+const evalAPIKeyEnv = evalEnv + "API_KEY"
+
+// evalEnvFlags are eval's flags that read a PLATFORMAPI_EVAL_ variable.
+var evalEnvFlags = map[string]bool{"token": true, "base-url": true, "model": true}
+
 // evalFlags are the flags of `platformapi eval`.
 type evalFlags struct {
 	target, token, addr     string
 	agent, baseURL, model   string
-	apiKey                  string
 	repeat, maxSteps        int
 	jsonOut, noTiming, keep bool
 }
@@ -69,11 +78,11 @@ func (f *evalFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.target, "target", "", "base URL of a running server (MCP at URL/mcp); empty: an embedded server")
 	fl.StringVar(&f.addr, "addr", "",
 		"HOST:PORT the embedded server listens on (empty: a free loopback port); not with --target")
-	fl.StringVar(&f.token, "token", os.Getenv("PLATFORMAPI_EVAL_TOKEN"), "bearer token for --target (env PLATFORMAPI_EVAL_TOKEN)")
+	fl.StringVar(&f.token, "token", "", "bearer token for --target")
 	fl.StringVar(&f.agent, "agent", "scripted", "scripted (play the suites' calls) or openai (a model chooses the calls)")
-	fl.StringVar(&f.baseURL, "base-url", os.Getenv("PLATFORMAPI_EVAL_BASE_URL"), "OpenAI-compatible base URL for --agent openai, e.g. the AI gateway's http://HOST:4000/v1")
-	fl.StringVar(&f.model, "model", os.Getenv("PLATFORMAPI_EVAL_MODEL"), "model name for --agent openai")
-	f.apiKey = os.Getenv("PLATFORMAPI_EVAL_API_KEY")
+	fl.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible base URL for --agent openai, e.g. the AI "+
+		"gateway's http://HOST:4000/v1; its key is read from "+evalAPIKeyEnv+" (never a flag)")
+	fl.StringVar(&f.model, "model", "", "model name for --agent openai")
 	fl.IntVar(&f.maxSteps, "max-steps", 8, "model requests per turn for --agent openai")
 	fl.IntVar(&f.repeat, "repeat", 1, "runs per suite; the report gives pass^k")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as JSON")
@@ -102,7 +111,8 @@ func (f evalFlags) agentOf() (evals.Agent, error) {
 		if f.baseURL == "" || f.model == "" {
 			return nil, errors.New("--agent openai needs --base-url and --model")
 		}
-		return &evals.OpenAI{BaseURL: f.baseURL, Model: f.model, APIKey: f.apiKey, MaxSteps: f.maxSteps}, nil
+		return &evals.OpenAI{BaseURL: f.baseURL, Model: f.model, APIKey: os.Getenv(evalAPIKeyEnv),
+			MaxSteps: f.maxSteps}, nil
 	}
 	return nil, fmt.Errorf("--agent %q: scripted or openai", f.agent)
 }
