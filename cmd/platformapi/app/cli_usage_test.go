@@ -215,3 +215,14 @@ func TestEval_Help_ShowsVariablesNeverTheTokenValue(t *testing.T) {
 		t.Errorf("eval --target with PLATFORMAPI_EVAL_TOKEN: %v, want the suite run (and failed)", err)
 	}
 }
+
+// TestCLI_PepperFileUnreadable_NamesTheFlagAndVariable: a --token-pepper-file
+// that cannot be read said "read token pepper: open …", naming neither the
+// flag nor its variable (a too short one named the flag already).
+func TestCLI_PepperFileUnreadable_NamesTheFlagAndVariable(t *testing.T) {
+	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "")
+	args := []string{"--database-url", pgtest.DSN(t), "--token-pepper-file", t.TempDir() + "/none",
+		"portal", "role", "list"}
+	_, err := execute(t, args...)
+	refusedWith(t, args, err, []string{"--token-pepper-file", "PLATFORMAPI_TOKEN_PEPPER_FILE", "/none"})
+}
