@@ -3,8 +3,11 @@ package app
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"platformapi/bunstore/pgtest"
 )
@@ -225,4 +228,27 @@ func TestCLI_PepperFileUnreadable_NamesTheFlagAndVariable(t *testing.T) {
 		"portal", "role", "list"}
 	_, err := execute(t, args...)
 	refusedWith(t, args, err, []string{"--token-pepper-file", "PLATFORMAPI_TOKEN_PEPPER_FILE", "/none"})
+}
+
+// TestCLI_Help_EveryCommandSaysWhatItDoes: every command has a one-line
+// summary of its own, capitalised as the others; `portal release reject`
+// said "Approve or reject …" like approve, and `api enable|disable` were
+// lower case.
+func TestCLI_Help_EveryCommandSaysWhatItDoes(t *testing.T) {
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		seen := map[string]string{}
+		for _, sub := range c.Commands() {
+			s := sub.Short
+			if s == "" || strings.ToUpper(s[:1]) != s[:1] {
+				t.Errorf("%s: summary %q, want one starting with a capital", sub.CommandPath(), s)
+			}
+			if other, dup := seen[s]; dup {
+				t.Errorf("%s and %s say the same: %q", other, sub.CommandPath(), s)
+			}
+			seen[s] = sub.CommandPath()
+			walk(sub)
+		}
+	}
+	walk(NewRootCommand(io.Discard, io.Discard))
 }
