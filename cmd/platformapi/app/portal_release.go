@@ -24,8 +24,10 @@ func portalRelease(opts *Options, out io.Writer) []*cobra.Command {
 func releaseDecision(opts *Options, out io.Writer, approve bool) *cobra.Command {
 	var as, text string
 	use := map[bool]string{true: "approve ID", false: "reject ID"}[approve]
-	short := map[bool]string{true: "Approve a prod promotion awaiting approval (a requester only with --note)",
-		false: "Reject a prod promotion awaiting approval: it ends failed with --reason"}[approve]
+	short := map[bool]string{
+		true:  "Approve a prod promotion awaiting approval (a requester only with --note)",
+		false: "Reject a prod promotion awaiting approval: it ends failed with --reason",
+	}[approve]
 	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1),
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
 			id, err := positiveID("id", args[0])
