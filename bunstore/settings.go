@@ -44,7 +44,7 @@ func (s *Store) SetAPIEnabled(ctx context.Context, by resources.Actor, enabled b
 			return nil
 		}
 		after := before
-		after.APIEnabled, after.UpdatedAt = enabled, s.now().UTC()
+		after.APIEnabled, after.UpdatedAt = enabled, s.now().UTC().Truncate(time.Microsecond) // as stored
 		if _, err := tx.NewUpdate().Model(&after).WherePK().Exec(ctx); err != nil {
 			return err
 		}
