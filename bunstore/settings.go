@@ -43,8 +43,8 @@ func (s *Store) SetAPIEnabled(ctx context.Context, by resources.Actor, enabled b
 		if before.APIEnabled == enabled {
 			return nil
 		}
-		after := before
-		after.APIEnabled, after.UpdatedAt = enabled, s.now().UTC()
+		after := before // updated_at as stored (storedPrecision): the answer equals a read
+		after.APIEnabled, after.UpdatedAt = enabled, s.now()
 		if _, err := tx.NewUpdate().Model(&after).WherePK().Exec(ctx); err != nil {
 			return err
 		}

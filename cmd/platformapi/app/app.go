@@ -190,6 +190,9 @@ func loadPepper(opts Options, embedded bool) (resources.Pepper, error) {
 		return nil, nil
 	}
 	b, err := os.ReadFile(path)
+	if err != nil && opts.TokenPepperFile != "" {
+		return nil, fmt.Errorf("--token-pepper-file (PLATFORMAPI_TOKEN_PEPPER_FILE): %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read token pepper: %w", err)
 	}

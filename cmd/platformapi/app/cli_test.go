@@ -277,3 +277,16 @@ func TestMigrateStatus_ListsApplied(t *testing.T) {
 		t.Fatalf("second up applied: %v", up)
 	}
 }
+
+// TestPortalAPI_EnableTwice_UpdatedAtAsStored: the first `api enable`
+// printed updated_at to the nanosecond, the same command again the stored
+// value (microseconds): one instant, two texts. Both print it as stored.
+func TestPortalAPI_EnableTwice_UpdatedAtAsStored(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "api", "disable", "--as", "root@example.test")
+	first := c.ok("portal", "api", "enable", "--as", "root@example.test")
+	again := c.ok("portal", "api", "enable", "--as", "root@example.test")
+	if first["updated_at"] != again["updated_at"] {
+		t.Fatalf("updated_at %v, then %v for the same change", first["updated_at"], again["updated_at"])
+	}
+}

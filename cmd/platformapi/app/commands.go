@@ -39,6 +39,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	for _, c := range append(root.Commands(), root) {
 		sayEnv(c)
 	}
+	strictUsage(root)
 	return root
 }
 
@@ -243,7 +244,7 @@ func oidcClientSecret(file string) (string, error) {
 func migrateCommand(opts *Options, out io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "migrate", Short: "Apply or show the database schema migrations"}
 	cmd.AddCommand(&cobra.Command{Use: "up", Short: "Apply pending migrations", Args: cobra.NoArgs,
-		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
+		RunE: withMainAnySchema(opts, func(c *cobra.Command, m *Main, _ []string) error {
 			applied, err := bunstore.Migrate(c.Context(), m.db)
 			if err != nil {
 				return err
@@ -251,7 +252,7 @@ func migrateCommand(opts *Options, out io.Writer) *cobra.Command {
 			return PrintJSON(out, map[string]any{"applied": nonNil(applied)})
 		})})
 	cmd.AddCommand(&cobra.Command{Use: "status", Short: "List migrations and whether each is applied", Args: cobra.NoArgs,
-		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
+		RunE: withMainAnySchema(opts, func(c *cobra.Command, m *Main, _ []string) error {
 			st, err := bunstore.MigrationStatus(c.Context(), m.db)
 			if err != nil {
 				return err
@@ -261,8 +262,31 @@ func migrateCommand(opts *Options, out io.Writer) *cobra.Command {
 	return cmd
 }
 
-// withMain opens the database for a command and closes it afterwards.
-func withMain(opts *Options, run func(*cobra.Command, *Main, []string) error) func(*cobra.Command, []string) error {
+// withMain opens the database for a command and closes it afterwards; a
+// database whose schema lacks a migration is refused in one line saying
+// so (not with the SQL error of the first missing table).
+func withMain(opts *Options, run mainRun) cobraRun {
+	return withMainAnySchema(opts, func(cmd *cobra.Command, m *Main, args []string) error {
+		pending, err := m.store.PendingMigrations(cmd.Context())
+		if err != nil {
+			return err
+		}
+		if len(pending) > 0 {
+			return fmt.Errorf("the database is not migrated (%d migrations pending, the first %s): "+
+				"run `platformapi migrate up` (serve also migrates)", len(pending), pending[0])
+		}
+		return run(cmd, m, args)
+	})
+}
+
+// mainRun is a command's work on the opened database.
+type mainRun = func(*cobra.Command, *Main, []string) error
+
+// cobraRun is a command's RunE.
+type cobraRun = func(*cobra.Command, []string) error
+
+// withMainAnySchema is withMain without the schema check (migrate).
+func withMainAnySchema(opts *Options, run mainRun) cobraRun {
 	return func(cmd *cobra.Command, args []string) error {
 		m, err := Open(cmd.Context(), *opts)
 		if err != nil {

@@ -26,7 +26,8 @@ var envAliases = map[string][]string{
 // given on the command line, in order of precedence: the node agent's own
 // flags read PLATFORMAPI_NODE_AGENT_<FLAG> (its --log-level that, then
 // PLATFORMAPI_LOG_LEVEL) and no other global flag's variable; the global
-// flags and serve's read PLATFORMAPI_<FLAG> (and envAliases); other
+// flags and serve's read PLATFORMAPI_<FLAG> (and envAliases); eval's
+// --token, --base-url and --model read PLATFORMAPI_EVAL_<FLAG>; other
 // commands' own flags read none.
 func envNames(cmd *cobra.Command, f *pflag.Flag) []string {
 	snake := snakeName(f.Name)
@@ -41,6 +42,8 @@ func envNames(cmd *cobra.Command, f *pflag.Flag) []string {
 			return nil
 		}
 		return []string{nodeAgentEnv + snake}
+	case cmd.Name() == "eval" && evalEnvFlags[f.Name]:
+		return []string{evalEnv + snake}
 	case global || cmd.Name() == "serve":
 		return append([]string{envPrefix + snake}, envAliases[f.Name]...)
 	}
@@ -66,7 +69,7 @@ func applyEnv(cmd *cobra.Command, getenv func(string) string) error {
 		for _, name := range envNames(cmd, f) {
 			if v := getenv(name); v != "" {
 				if e := cmd.Flags().Set(f.Name, v); e != nil {
-					err = fmt.Errorf("%s=%q: %w", name, v, e)
+					err = fmt.Errorf("%s=%q: %w", name, v, plainFlagError(e))
 				}
 				return
 			}

@@ -16,11 +16,20 @@ import (
 	"platformapi/evals"
 )
 
+// evalEnv prefixes the variables of eval's --token, --base-url and --model
+// (PLATFORMAPI_EVAL_<FLAG>); the flag wins.
+const evalEnv = "PLATFORMAPI_EVAL_"
+
+// evalAPIKeyEnv holds the key of --agent openai's endpoint.
+const evalAPIKeyEnv = evalEnv + "API_KEY"
+
+// evalEnvFlags are eval's flags that read a PLATFORMAPI_EVAL_ variable.
+var evalEnvFlags = map[string]bool{"token": true, "base-url": true, "model": true}
+
 // evalFlags are the flags of `platformapi eval`.
 type evalFlags struct {
 	target, token, addr     string
 	agent, baseURL, model   string
-	apiKey                  string
 	repeat, maxSteps        int
 	jsonOut, noTiming, keep bool
 }
@@ -34,6 +43,9 @@ func evalCommand(opts *Options, out io.Writer) *cobra.Command {
 			"Exits 1 when a suite fails.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
 			files, err := evals.LoadFiles(args)
 			if err != nil {
 				return err
@@ -66,16 +78,28 @@ func (f *evalFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.target, "target", "", "base URL of a running server (MCP at URL/mcp); empty: an embedded server")
 	fl.StringVar(&f.addr, "addr", "",
 		"HOST:PORT the embedded server listens on (empty: a free loopback port); not with --target")
-	fl.StringVar(&f.token, "token", os.Getenv("PLATFORMAPI_EVAL_TOKEN"), "bearer token for --target (env PLATFORMAPI_EVAL_TOKEN)")
+	fl.StringVar(&f.token, "token", "", "bearer token for --target")
 	fl.StringVar(&f.agent, "agent", "scripted", "scripted (play the suites' calls) or openai (a model chooses the calls)")
-	fl.StringVar(&f.baseURL, "base-url", os.Getenv("PLATFORMAPI_EVAL_BASE_URL"), "OpenAI-compatible base URL for --agent openai, e.g. the AI gateway's http://HOST:4000/v1")
-	fl.StringVar(&f.model, "model", os.Getenv("PLATFORMAPI_EVAL_MODEL"), "model name for --agent openai")
-	f.apiKey = os.Getenv("PLATFORMAPI_EVAL_API_KEY")
+	fl.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible base URL for --agent openai, e.g. the AI "+
+		"gateway's http://HOST:4000/v1; its key is read from "+evalAPIKeyEnv+" (never a flag)")
+	fl.StringVar(&f.model, "model", "", "model name for --agent openai")
 	fl.IntVar(&f.maxSteps, "max-steps", 8, "model requests per turn for --agent openai")
 	fl.IntVar(&f.repeat, "repeat", 1, "runs per suite; the report gives pass^k")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as JSON")
 	fl.BoolVar(&f.noTiming, "no-timing", false, "leave latencies out, so two runs give byte-identical results")
 	fl.BoolVar(&f.keep, "keep-database", false, "keep the embedded server's fresh database after the run")
+}
+
+// check refuses counts below 1, which the runner silently took for the
+// default (--repeat 0 or -2 ran each suite once and reported pass^1).
+func (f evalFlags) check() error {
+	if f.repeat < 1 {
+		return fmt.Errorf("--repeat %d: runs per suite must be at least 1", f.repeat)
+	}
+	if f.maxSteps < 1 {
+		return fmt.Errorf("--max-steps %d: model requests per turn must be at least 1", f.maxSteps)
+	}
+	return nil
 }
 
 // agentOf builds the agent the flags name (nil: scripted).
@@ -87,7 +111,8 @@ func (f evalFlags) agentOf() (evals.Agent, error) {
 		if f.baseURL == "" || f.model == "" {
 			return nil, errors.New("--agent openai needs --base-url and --model")
 		}
-		return &evals.OpenAI{BaseURL: f.baseURL, Model: f.model, APIKey: f.apiKey, MaxSteps: f.maxSteps}, nil
+		return &evals.OpenAI{BaseURL: f.baseURL, Model: f.model, APIKey: os.Getenv(evalAPIKeyEnv),
+			MaxSteps: f.maxSteps}, nil
 	}
 	return nil, fmt.Errorf("--agent %q: scripted or openai", f.agent)
 }

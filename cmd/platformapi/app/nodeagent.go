@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -71,6 +72,9 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 	if err := requireAddr(o.Addr, ":9441", nodeAgentEnv+"ADDR"); err != nil {
 		return err
 	}
+	if err := o.check(); err != nil {
+		return err
+	}
 	agent, err := nodeagent.New(nodeagent.Config{StoreRoot: o.StoreRoot, CacheRoot: o.CacheRoot,
 		KeyFile: o.KeyFile, MaxCacheBytes: o.MaxCacheBytes, MaxCopies: o.MaxCopies,
 		MaxBytesPerSecond: o.MaxBytesPerSecond, Logger: log})
@@ -95,6 +99,38 @@ func RunNodeAgent(ctx context.Context, o NodeAgentOptions, log *slog.Logger) err
 		return err
 	}
 	log.Info("node agent stopped")
+	return nil
+}
+
+// check refuses a required flag left empty and a negative limit, naming
+// the flag and its variable (the agent's own refusals name neither, and
+// without --key-file it took the missing key for a malformed one).
+func (o NodeAgentOptions) check() error {
+	for _, f := range []struct {
+		name, value, what string
+	}{
+		{"store-root", o.StoreRoot, "the central model store as mounted on this node"},
+		{"cache-root", o.CacheRoot, "the node's model cache"},
+		{"key-file", o.KeyFile, "the file holding this node's key (platformapi portal node-key prints it)"},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			return fmt.Errorf("--%s (%s) is required: %s", f.name, nodeAgentEnv+snakeName(f.name), f.what)
+		}
+	}
+	for _, f := range []struct {
+		name  string
+		value int64
+		zero  string
+	}{
+		{"max-cache-bytes", o.MaxCacheBytes, "no cap"},
+		{"max-copies", int64(o.MaxCopies), "the default"},
+		{"max-copy-bytes-per-second", o.MaxBytesPerSecond, "no limit"},
+	} {
+		if f.value < 0 {
+			return fmt.Errorf("--%s (%s) is %d: it must not be negative (0: %s)", f.name,
+				nodeAgentEnv+snakeName(f.name), f.value, f.zero)
+		}
+	}
 	return nil
 }
 

@@ -197,7 +197,7 @@ func TestNodeAgent_FlagsAndEnvironment_FlagWinsBadValueRefused(t *testing.T) {
 			"CACHE_ROOT": d.cache + "-gone", "KEY_FILE": d.keyFile + "-gone"}, []string{"--cache-root", d.cache},
 			"node key file", "cache root"},
 		{"environment used without the flag", map[string]string{"STORE_ROOT": d.store,
-			"CACHE_ROOT": d.cache + "-gone"}, nil, "cache root " + d.cache + "-gone", "store root"},
+			"CACHE_ROOT": d.cache + "-gone", "KEY_FILE": d.keyFile}, nil, "cache root " + d.cache + "-gone", "store root"},
 		{"a number that is not one", map[string]string{"MAX_COPIES": "two"}, nil,
 			nodeAgentEnv + "MAX_COPIES", "root"},
 		{"half a TLS pair", map[string]string{"STORE_ROOT": d.store, "CACHE_ROOT": d.cache,

@@ -27,7 +27,9 @@ func portalAPI(opts *Options, out io.Writer) *cobra.Command {
 	for _, on := range []bool{true, false} {
 		use := map[bool]string{true: "enable", false: "disable"}[on]
 		var as string
-		sub := &cobra.Command{Use: use, Short: use + " the API", Args: cobra.NoArgs,
+		short := map[bool]string{true: "Turn the API and MCP on", false: "Turn the API and MCP off: " +
+			"every /api/v1 path and /mcp answer 404"}[on]
+		sub := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
 			RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
 				st, err := m.Portal().SetAPIEnabled(c.Context(), resources.Actor{Label: as}, on)
 				if err != nil {
@@ -95,7 +97,9 @@ func portalRole(opts *Options, out io.Writer) *cobra.Command {
 func roleChange(opts *Options, out io.Writer, grant bool) *cobra.Command {
 	var as, email string
 	use := map[bool]string{true: "grant ROLE", false: "revoke ROLE"}[grant]
-	cmd := &cobra.Command{Use: use, Short: "Give or take a role (effective on the next request)", Args: cobra.ExactArgs(1),
+	short := map[bool]string{true: "Give a person a role (effective on the next request)",
+		false: "Take a role from a person (effective on the next request)"}[grant]
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1),
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
 			change := m.Portal().RevokeRole
 			if grant {

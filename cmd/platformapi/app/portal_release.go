@@ -24,7 +24,11 @@ func portalRelease(opts *Options, out io.Writer) []*cobra.Command {
 func releaseDecision(opts *Options, out io.Writer, approve bool) *cobra.Command {
 	var as, text string
 	use := map[bool]string{true: "approve ID", false: "reject ID"}[approve]
-	cmd := &cobra.Command{Use: use, Short: "Approve or reject a prod promotion awaiting approval", Args: cobra.ExactArgs(1),
+	short := map[bool]string{
+		true:  "Approve a prod promotion awaiting approval (a requester only with --note)",
+		false: "Reject a prod promotion awaiting approval: it ends failed with --reason",
+	}[approve]
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1),
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, args []string) error {
 			id, err := positiveID("id", args[0])
 			if err != nil {
