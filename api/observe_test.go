@@ -127,15 +127,7 @@ func TestClientHangUp_NotAnInternalError_Logged499(t *testing.T) {
 		res.Body.Close()
 		t.Fatalf("the locked list answered %d", res.StatusCode)
 	}
-	var line map[string]any
-	testkit.Eventually(t, 0, "the abandoned request's access line", func() bool {
-		for _, l := range logLines(t, e, "request") {
-			if l["operation"] == "list-customers" {
-				line = l
-			}
-		}
-		return line != nil
-	})
+	line := accessLine(t, e, "list-customers")
 	if line["status"] != 499.0 || line["client_closed"] != true || line["level"] != "INFO" {
 		t.Fatalf("access line of the abandoned request: %v", line)
 	}
@@ -153,16 +145,24 @@ func TestStalledBody_Logged408NotClientClosed(t *testing.T) {
 	if res := stallBody(t, e, tok, ""); res.StatusCode != http.StatusRequestTimeout {
 		t.Fatalf("status %d", res.StatusCode)
 	}
+	line := accessLine(t, e, "create-customer")
+	if line["status"] != 408.0 || line["client_closed"] != nil {
+		t.Fatalf("access line of the stalled request: %v", line)
+	}
+}
+
+// accessLine waits for the access-log line of an operation's request and
+// returns the last one written.
+func accessLine(t *testing.T, e *apitest.Env, op string) map[string]any {
+	t.Helper()
 	var line map[string]any
-	testkit.Eventually(t, 0, "the stalled request's access line", func() bool {
+	testkit.Eventually(t, 0, "the access line of "+op, func() bool {
 		for _, l := range logLines(t, e, "request") {
-			if l["operation"] == "create-customer" {
+			if l["operation"] == op {
 				line = l
 			}
 		}
 		return line != nil
 	})
-	if line["status"] != 408.0 || line["client_closed"] != nil {
-		t.Fatalf("access line of the stalled request: %v", line)
-	}
+	return line
 }
