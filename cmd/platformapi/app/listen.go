@@ -61,8 +61,12 @@ func requireAddr(addr, def, env string) error {
 // when it is taken.
 func listenTCP(addr, flag string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w (is another server running there? choose another with %s)", addr, err, flag)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("listen on %s: %w (another server runs there; choose another address "+
+			"with %s)", addr, err, flag)
+	case err != nil:
+		return nil, fmt.Errorf("listen on %s: %w (check %s)", addr, err, flag)
 	}
 	return ln, nil
 }
