@@ -347,13 +347,15 @@ func TestAIGatewayKeys_RotateExpired_NeedsANewExpiry_422(t *testing.T) {
 	e.Clock.Advance(time.Hour)
 	before := e.Do("GET", "/api/v1/ai/gateway/keys/"+k["id"].(string), tok, nil).JSON(t)
 	events := count(t, e, "SELECT count(*) FROM audit_events")
-	for _, body := range []any{nil, map[string]any{"return_value": true}, map[string]any{"expires_at": at(-time.Second)}} {
+	for _, body := range []any{nil, map[string]any{"return_value": true},
+		map[string]any{"expires_at": at(-time.Second)}} {
 		m := assertProblem(t, e.Do("POST", path, tok, body), 422, resources.CodeValidationFailed)
 		if m["field"] != "expires_at" || !strings.Contains(m["detail"].(string), "expires_at") {
 			t.Fatalf("%v: %v", body, m)
 		}
 	}
-	if diff := cmp.Diff(before, e.Do("GET", "/api/v1/ai/gateway/keys/"+k["id"].(string), tok, nil).JSON(t)); diff != "" {
+	after := e.Do("GET", "/api/v1/ai/gateway/keys/"+k["id"].(string), tok, nil).JSON(t)
+	if diff := cmp.Diff(before, after); diff != "" {
 		t.Fatalf("a refused rotation changed the key (-before +after):\n%s", diff)
 	}
 	if n := count(t, e, "SELECT count(*) FROM audit_events"); n != events {
@@ -367,7 +369,8 @@ func TestAIGatewayKeys_RotateExpired_NeedsANewExpiry_422(t *testing.T) {
 	if _, ok := verifyKey(t, e, r["value"].(string)); !ok {
 		t.Fatal("the renewed key's value does not verify")
 	}
-	if r := e.Do("POST", path, tok, map[string]any{"expires_at": nil}).JSON(t); r["expires_at"] != nil {
+	never := e.Do("POST", path, tok, map[string]any{"expires_at": nil}).JSON(t)
+	if never["expires_at"] != nil {
 		t.Fatalf("rotation with expires_at null keeps an expiry: %v", r)
 	}
 }

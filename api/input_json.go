@@ -230,7 +230,8 @@ func valueProblem(reg huma.Registry, s *huma.Schema, v any, loc string) (string,
 			return loc, "expected integer: a whole number written without a fraction or exponent"
 		}
 	case string:
-		if s.MinLength != nil && *s.MinLength > 0 && val != "" && strings.TrimFunc(val, unicode.IsSpace) == "" {
+		if s.MinLength != nil && *s.MinLength > 0 && val != "" &&
+			strings.TrimFunc(val, unicode.IsSpace) == "" {
 			return loc, "expected text: not only white space"
 		}
 	case map[string]any:

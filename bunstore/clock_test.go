@@ -17,8 +17,8 @@ func TestStoreClock_AnInstantAnsweredAtOnceEqualsItsLaterRead(t *testing.T) {
 	t.Parallel()
 	st := bunstore.NewStore(pgtest.DB(t))
 	m := bunstore.TokenMinter{Store: st, Pepper: resources.Pepper("test-pepper-0123456789")}
-	if _, err := m.CreateUser(t.Context(), resources.Actor{}, resources.NewUser{Email: "ops@example.test",
-		DisplayName: "Ops", Roles: []string{"admin"}}); err != nil {
+	ops := resources.NewUser{Email: "ops@example.test", DisplayName: "Ops", Roles: []string{"admin"}}
+	if _, err := m.CreateUser(t.Context(), resources.Actor{}, ops); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 27, 10, 0, 0, 123456789, time.FixedZone("CET", 3600))

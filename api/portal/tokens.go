@@ -54,8 +54,8 @@ type tokenRows struct {
 
 // newTokenRows is the table of lines on pg (a template function).
 func newTokenRows(lines []tokenLine, pg tokensPage) tokenRows {
-	return tokenRows{Lines: lines, CanAdmin: pg.CanAdmin, DefaultDays: pg.DefaultDays, MaxDays: pg.MaxDays,
-		Refused: pg.Refused}
+	return tokenRows{Lines: lines, CanAdmin: pg.CanAdmin, DefaultDays: pg.DefaultDays,
+		MaxDays: pg.MaxDays, Refused: pg.Refused}
 }
 
 // aboutToken names, in problem, the token a refused action was about, when

@@ -263,8 +263,10 @@ func TestPortalTokens_ExtendRefused_NamesTheTokenAndKeepsItsDays(t *testing.T) {
 	}
 	refused := `value="` + tooLong + `" aria-invalid="true"`
 	if strings.Count(body, refused) != 1 || !strings.Contains(body,
-		`value="`+strconv.Itoa(resources.TokenDefaultDays)+`" aria-label="Days from now until laptop expires"`) {
-		t.Fatalf("the refused row should keep %s days (marked invalid), the other the default:\n%s", tooLong, body)
+		`value="`+strconv.Itoa(resources.TokenDefaultDays)+
+			`" aria-label="Days from now until laptop expires"`) {
+		t.Fatalf("the refused row should keep %s days (marked invalid), the other the default:\n%s",
+			tooLong, body)
 	}
 	if n := w.count(`SELECT count(*) FROM audit_events WHERE action = 'api_token.extend'`); n != 0 {
 		t.Fatalf("a refused extend wrote %d audit rows", n)
