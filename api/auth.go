@@ -65,8 +65,7 @@ func AuthorizationHeader(h http.Header) string {
 // rate_limited) before any lookup too; a live token is always looked up.
 func (a *Authenticator) Authenticate(ctx context.Context, header string, addr netip.Addr) (*resources.Credential, error) {
 	if !a.pepper.Configured() {
-		return nil, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
-			"API tokens are not configured on this installation; an operator must set the token pepper")
+		return nil, resources.PepperUnconfigured("API tokens")
 	}
 	token, ok := bearerCredential(header)
 	if !ok {

@@ -121,7 +121,12 @@ func TestAuth_OutsideAllowedIPs_401TokenIPNotAllowed(t *testing.T) {
 func TestAuth_NoPepper_503ApiTokensUnconfigured(t *testing.T) {
 	e := apitest.New(t, apitest.Options{Pepper: apitest.Unconfigured})
 	r := e.Do("GET", "/api/v1/whoami", "svc_pat_whatever", nil)
-	assertProblem(t, r, 503, "api_tokens_unconfigured")
+	p := assertProblem(t, r, 503, "api_tokens_unconfigured")
+	for _, where := range []string{"PLATFORMAPI_TOKEN_PEPPER", "--token-pepper-file"} {
+		if !strings.Contains(p["detail"].(string), where) {
+			t.Errorf("the detail does not say where the pepper is set (%s): %v", where, p["detail"])
+		}
+	}
 	if r.Header.Get("Retry-After") != "" {
 		t.Fatal("an operator must act: no Retry-After")
 	}

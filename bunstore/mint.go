@@ -20,8 +20,7 @@ type TokenMinter struct {
 // returned once and stored only as its keyed hash.
 func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t resources.NewToken) (resources.MintedToken, error) {
 	if !m.Pepper.Configured() {
-		return resources.MintedToken{}, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
-			"API tokens are not configured: set the token pepper first")
+		return resources.MintedToken{}, resources.PepperUnconfigured("API tokens")
 	}
 	var out resources.MintedToken
 	err := m.inTx(ctx, func(tx bun.Tx) error {

@@ -35,8 +35,7 @@ type nodeKeyAudit struct {
 // person holding ai-write-global or admin.
 func (m TokenMinter) MintNodeKey(ctx context.Context, by resources.Actor, hostname string) (resources.NodeKeyMint, error) {
 	if !m.Pepper.Configured() {
-		return resources.NodeKeyMint{}, resources.Errorf(resources.KindUnavailable, resources.CodeAPITokensUnconfigured,
-			"node keys derive from the token pepper, which is not configured")
+		return resources.NodeKeyMint{}, resources.PepperUnconfigured("node keys")
 	}
 	row := &nodeKeyRow{Hostname: hostname, Nonce: make([]byte, 32)}
 	_, _ = rand.Read(row.Nonce)

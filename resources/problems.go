@@ -123,7 +123,8 @@ func requestProblems() []ProblemCode {
 		p("internal", 500, "An internal error; quote the request id to the operator."),
 		p(CodeUnavailable, 503, "A service the request needs is briefly unavailable; retry after Retry-After.").retry(),
 		p(CodeAPITokensUnconfigured, 503, "API tokens are not configured on this installation; an operator must "+
-			"set the token pepper. Retrying does not help."),
+			"set the token pepper (PLATFORMAPI_TOKEN_PEPPER or serve's --token-pepper-file). Retrying does "+
+			"not help."),
 	}
 }
 

@@ -122,3 +122,13 @@ func ValidateTokenDays(days int) error {
 func TokenExpiry(now time.Time, days int) time.Time {
 	return now.UTC().Add(time.Duration(days) * 24 * time.Hour).Truncate(time.Second)
 }
+
+// PepperUnconfigured is the refusal of what needs the token pepper (the
+// tokens and node keys, named by what) while none is configured: 503
+// api_tokens_unconfigured, saying where an operator sets it. Retrying does
+// not help.
+func PepperUnconfigured(what string) error {
+	return Errorf(KindUnavailable, CodeAPITokensUnconfigured, "%s need the token pepper, which is not "+
+		"configured on this installation: an operator sets it with PLATFORMAPI_TOKEN_PEPPER or "+
+		"serve's --token-pepper-file", what)
+}
