@@ -92,7 +92,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteTable writes the report for people: one line per suite, the
-// reasons of failures below it, and the totals.
+// reasons of failures below it (each after its suite's file), and the
+// totals.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUITE\tRESULT\tRUNS\tCALLS\tTOKENS\tLATENCY")
@@ -117,7 +118,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for _, s := range r.Suites {
 		for i, run := range s.Runs {
 			for _, reason := range run.Reasons {
-				fmt.Fprintf(w, "%s run %d: %s\n", s.Suite, i+1, reason)
+				fmt.Fprintf(w, "%s: %s run %d: %s\n", s.File, s.Suite, i+1, reason)
 			}
 		}
 	}
