@@ -138,7 +138,7 @@ func TestEval_Addr_TakenAddressIsAClearError(t *testing.T) {
 	_, err = evalCLI("--database-url", pgtest.AdminDSN(t), "eval", "--addr", addr, fleetSuite)
 	if err == nil || !strings.HasPrefix(err.Error(), "listen on "+addr+": ") ||
 		!strings.Contains(err.Error(), "address already in use") ||
-		!strings.HasSuffix(err.Error(), "choose another with --addr)") {
+		!strings.HasSuffix(err.Error(), "choose another address with --addr)") {
 		t.Fatalf("error %v", err)
 	}
 	_, err = evalCLI("eval", "--target", "http://127.0.0.1:1", "--token", "t", "--addr", addr, fleetSuite)
