@@ -270,7 +270,7 @@ func TestNodeCaches_Copy_WhileACopyRuns_AnswersThatOperationWithoutAKey(t *testi
 			t.Fatalf("copy while copying: %v", op)
 		}
 	}
-	if jobs := count(t, e, "SELECT count(*) FROM river_job"); jobs != 0 {
+	if jobs := count(t, e, "SELECT count(*) FROM river_job WHERE kind = 'node_cache_copy'"); jobs != 0 {
 		t.Fatalf("a running copy got %d more jobs", jobs)
 	}
 }
