@@ -54,6 +54,9 @@ func (s *Store) CreateUser(ctx context.Context, by resources.Actor, n resources.
 		if err != nil {
 			return err
 		}
+		if err := checkPersonGrant(ctx, tx, by, n.Roles); err != nil {
+			return err
+		}
 		row, err := insertUser(ctx, tx, resources.NewUser{Email: email, DisplayName: n.DisplayName, Roles: n.Roles})
 		if err != nil {
 			return err
@@ -63,6 +66,25 @@ func (s *Store) CreateUser(ctx context.Context, by resources.Actor, n resources.
 			entityID: idString(row.ID), after: row})
 	})
 	return out, err
+}
+
+// checkPersonGrant lets the acting person (by) give a new person only the
+// roles whose every key they hold, as POST /users does; an administrator,
+// who may give any role (GrantRole), and the host operator (no Label) are
+// not limited.
+func checkPersonGrant(ctx context.Context, tx bun.Tx, by resources.Actor, roles []string) error {
+	if by.Label == "" || len(roles) == 0 {
+		return nil
+	}
+	p, err := personByEmail(ctx, tx, by.Label)
+	if err != nil {
+		return err
+	}
+	held := p.principal().Permissions
+	if slices.Contains(held, resources.PermAdmin) {
+		return nil
+	}
+	return checkGrant(ctx, tx, held, roles)
 }
 
 // insertUser inserts an active person (e-mail already normalised) with the

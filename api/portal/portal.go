@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"platformapi/api"
@@ -213,10 +214,12 @@ func actorOf(r *http.Request) resources.Actor {
 
 // setCookie sets (maxAge > 0), or clears (maxAge < 0), a portal cookie:
 // HttpOnly, SameSite=Lax, Path /portal/, Secure unless the request is plain
-// HTTP on loopback.
+// HTTP on loopback and no https --portal-url says browsers come over HTTPS
+// (a proxy on the same host may forward to a loopback Host).
 func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
+	https := strings.HasPrefix(strings.ToLower(h.cfg.BaseURL), "https://")
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: Path, MaxAge: maxAge, HttpOnly: true,
-		Secure: !plainLoopback(r), SameSite: http.SameSiteLaxMode})
+		Secure: https || !plainLoopback(r), SameSite: http.SameSiteLaxMode})
 }
 
 // plainLoopback reports whether r came over plain HTTP from a loopback peer

@@ -143,3 +143,28 @@ func TestPortalAdmin_CreatePersonAndRole(t *testing.T) {
 		t.Fatalf("the new person's front page:\n%s", page)
 	}
 }
+
+// TestPortalAdmin_CreatePerson_RoleBeyondOwnKeys_403: a person who may
+// create people (users-write-global) but is no administrator gives a new
+// person only roles whose every key they hold, as POST /users allows; a
+// role carrying admin is refused (403 role_not_grantable) and creates
+// nobody, so nobody makes themselves an administrator through a new person.
+func TestPortalAdmin_CreatePerson_RoleBeyondOwnKeys_403(t *testing.T) {
+	w := startPortal(t, false, false)
+	w.personWith("root@example.test", "Root", resources.PermAdmin)
+	w.personWith("hr@example.test", "HR", resources.PermUsersWrite)
+	w.signedInAs("hr@example.test")
+	res, body := w.post("/portal/admin/users", url.Values{"email": {"mallory@example.test"},
+		"name": {"Mallory"}, "roles": {"r-root-example-test"}}, "r-escalate")
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(body, resources.PermAdmin) {
+		t.Fatalf("a new person with the admin role: %d\n%s", res.StatusCode, body)
+	}
+	if n := w.count("SELECT count(*) FROM users WHERE email = 'mallory@example.test'"); n != 0 {
+		t.Fatalf("people created by the refused form: %d", n)
+	}
+	res, _ = w.post("/portal/admin/users", url.Values{"email": {"ann@example.test"}, "name": {"Ann"},
+		"roles": {"r-hr-example-test"}}, "r-own")
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("a new person with a role of keys held: %d", res.StatusCode)
+	}
+}

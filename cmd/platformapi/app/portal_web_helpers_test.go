@@ -51,10 +51,11 @@ func startPortalDemo(t *testing.T) *portalWorld {
 
 // portalSetup says how startPortalWith serves the portal.
 type portalSetup struct {
-	plain     bool // plain HTTP, else HTTPS
-	noIssuer  bool // no OpenID provider configured
-	demo      bool // demo mode (`serve --demo`): the demo sign-in
-	demoWorld bool // and the demo world built (its people), the worker running, as serve --demo does
+	plain     bool   // plain HTTP, else HTTPS
+	noIssuer  bool   // no OpenID provider configured
+	demo      bool   // demo mode (`serve --demo`): the demo sign-in
+	demoWorld bool   // and the demo world built (its people), the worker running, as serve --demo does
+	portalURL string // --portal-url (empty: none)
 }
 
 // startPortalWith serves the portal as s says, with the clock frozen.
@@ -78,6 +79,7 @@ func startPortalWith(t *testing.T, s portalSetup) *portalWorld {
 	if s.noIssuer {
 		po = PortalOptions{}
 	}
+	po.URL = s.portalURL
 	reg := m.newRegistry()
 	h, err := m.prepare(t.Context(), ServeOptions{Portal: po, Demo: s.demo}, reg)
 	if err != nil {
