@@ -68,6 +68,10 @@ func gatewayKeyView(k resources.GatewayKey, now time.Time) GatewayKey {
 		ExpiresAt: utcPtr(k.ExpiresAt), LastUsedAt: utcPtr(k.LastUsedAt)}
 }
 
+// noStore is the Cache-Control of an answer that may carry a secret shown
+// once: no cache, private or shared, keeps it.
+const noStore = "no-store"
+
 // issuedView shows the value only when the request asked for it. A keyed
 // request stores, for its replays, the same record without the value and
 // with the warning value_shown_once; a resumed keyed create has no value
@@ -111,11 +115,13 @@ type (
 		Body GatewayKey
 	}
 	IssuedGatewayKeyOutput struct {
-		Body IssuedGatewayKey
+		CacheControl string `header:"Cache-Control" doc:"no-store: the answer may carry the key's value"`
+		Body         IssuedGatewayKey
 	}
 	GatewayKeyCreatedOutput struct {
-		Location string `header:"Location" doc:"/api/v1/ai/gateway/keys/{id}"`
-		Body     IssuedGatewayKey
+		Location     string `header:"Location" doc:"/api/v1/ai/gateway/keys/{id}"`
+		CacheControl string `header:"Cache-Control" doc:"no-store: the answer may carry the key's value"`
+		Body         IssuedGatewayKey
 	}
 )
 
@@ -237,7 +243,7 @@ func (s *Server) createGatewayKey(ctx context.Context, in *CreateGatewayKeyInput
 		return nil, err
 	}
 	return &GatewayKeyCreatedOutput{Location: Prefix + "/ai/gateway/keys/" + formatID(k.ID),
-		Body: issuedView(ctx, k, in.Body.ReturnValue, s.cfg.Now())}, nil
+		CacheControl: noStore, Body: issuedView(ctx, k, in.Body.ReturnValue, s.cfg.Now())}, nil
 }
 
 func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput) (*IssuedGatewayKeyOutput, error) {
@@ -250,5 +256,6 @@ func (s *Server) rotateGatewayKey(ctx context.Context, in *RotateGatewayKeyInput
 	if err != nil {
 		return nil, err
 	}
-	return &IssuedGatewayKeyOutput{Body: issuedView(ctx, k, body.ReturnValue, s.cfg.Now())}, nil
+	return &IssuedGatewayKeyOutput{CacheControl: noStore,
+		Body: issuedView(ctx, k, body.ReturnValue, s.cfg.Now())}, nil
 }

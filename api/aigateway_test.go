@@ -374,3 +374,20 @@ func TestAIGatewayKeys_RotateExpired_NeedsANewExpiry_422(t *testing.T) {
 		t.Fatalf("rotation with expires_at null keeps an expiry: %v", r)
 	}
 }
+
+// The answers that can carry a key's value (create, rotate) say no-store,
+// so no cache keeps the one copy of the value there is; a read does not.
+func TestAIGatewayKeys_AnswersCarryingTheValue_NoStore(t *testing.T) {
+	e, tok := aiEnv(t)
+	created := e.Do("POST", "/api/v1/ai/gateway/keys", tok, map[string]any{"name": "ci", "return_value": true})
+	id := created.JSON(t)["id"].(string)
+	rotated := e.Do("POST", "/api/v1/ai/gateway/keys/"+id+"/rotate", tok, map[string]any{"return_value": true})
+	for name, r := range map[string]*apitest.Response{"create": created, "rotate": rotated} {
+		if got := r.Header.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s: Cache-Control %q, want no-store", name, got)
+		}
+	}
+	if got := e.Do("GET", "/api/v1/ai/gateway/keys/"+id, tok, nil).Header.Get("Cache-Control"); got != "" {
+		t.Errorf("read: Cache-Control %q", got)
+	}
+}

@@ -11242,6 +11242,7 @@ func (r ListAiGatewayKeysResponse) ContentType() string {
 
 // CreateAiGatewayKeyResponse201Headers the declared response headers of an HTTP 201 response for CreateAiGatewayKey
 type CreateAiGatewayKeyResponse201Headers struct {
+	CacheControl       *string
 	IdempotentReplayed *string
 	Location           *string
 	RateLimitLimit     *int32
@@ -11844,6 +11845,7 @@ func (r GetAiGatewayKeyResponse) ContentType() string {
 
 // RotateAiGatewayKeyResponse200Headers the declared response headers of an HTTP 200 response for RotateAiGatewayKey
 type RotateAiGatewayKeyResponse200Headers struct {
+	CacheControl       *string
 	IdempotentReplayed *string
 	RateLimitLimit     *int32
 	RateLimitPolicy    *string
@@ -25267,6 +25269,13 @@ func ParseCreateAiGatewayKeyResponse(rsp *http.Response) (*CreateAiGatewayKeyRes
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreateAiGatewayKeyResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -26374,6 +26383,13 @@ func ParseRotateAiGatewayKeyResponse(rsp *http.Response) (*RotateAiGatewayKeyRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers RotateAiGatewayKeyResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
