@@ -109,7 +109,7 @@ func (s *Server) stopping() bool {
 
 func writeHealth(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Cache-Control", noStore)
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
