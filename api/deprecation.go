@@ -69,7 +69,11 @@ func markDeprecatedParams[I any](api huma.API, op Op) {
 	if len(names) == 0 {
 		return
 	}
-	for _, p := range operationOf(api.OpenAPI().Paths[op.Path], op.Method).Parameters {
+	hop := operationAt(api.OpenAPI(), op.Method, op.Path)
+	if hop == nil {
+		return
+	}
+	for _, p := range hop.Parameters {
 		if names[p.In+":"+p.Name] {
 			p.Deprecated = true
 		}
@@ -104,18 +108,4 @@ func deprecatedParams(t reflect.Type, into map[string]bool) map[string]bool {
 		}
 	}
 	return into
-}
-
-// operationOf is the operation of item for method (GET, PUT, POST, PATCH,
-// DELETE), never nil.
-func operationOf(item *huma.PathItem, method string) *huma.Operation {
-	var hop *huma.Operation
-	if item != nil {
-		hop = map[string]*huma.Operation{http.MethodGet: item.Get, http.MethodPut: item.Put, http.MethodPost: item.Post,
-			http.MethodPatch: item.Patch, http.MethodDelete: item.Delete}[method]
-	}
-	if hop == nil {
-		return &huma.Operation{}
-	}
-	return hop
 }

@@ -13,7 +13,7 @@ import (
 // parameter lists its values, and a list's `fields` lists the item members
 // (of the item type of out, the operation's output) and the key always kept.
 func documentParams(oapi *huma.OpenAPI, op Op, out reflect.Type) {
-	hop := findOperation(oapi, op.Method, op.Path)
+	hop := operationAt(oapi, op.Method, op.Path)
 	if hop == nil {
 		return
 	}
@@ -42,21 +42,6 @@ func sentence(desc, add string) string {
 		desc += "."
 	}
 	return strings.TrimSpace(desc + " " + add)
-}
-
-// findOperation returns the documented operation at method and path.
-func findOperation(oapi *huma.OpenAPI, method, path string) *huma.Operation {
-	item := oapi.Paths[path]
-	if item == nil {
-		return nil
-	}
-	for m, o := range map[string]*huma.Operation{"GET": item.Get, "POST": item.Post, "PUT": item.Put,
-		"PATCH": item.Patch, "DELETE": item.Delete} {
-		if m == method {
-			return o
-		}
-	}
-	return nil
 }
 
 // listItemType is the item type of a list output (Body.Items []T), or nil.

@@ -97,26 +97,20 @@ var paramExamples = map[string]any{
 // request body, paramExamples on its parameters, and on a list's fields
 // parameter its item key and next required members.
 func addExamples(oapi *huma.OpenAPI) {
-	for _, item := range oapi.Paths {
-		ops := []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete}
-		for _, op := range ops {
-			if op == nil {
-				continue
-			}
-			if ex, ok := bodyExamples[op.OperationID]; ok && op.RequestBody != nil {
-				for ct, mt := range op.RequestBody.Content {
-					if strings.HasSuffix(ct, "json") {
-						mt.Example = ex
-					}
+	for op := range Operations(oapi) {
+		if ex, ok := bodyExamples[op.OperationID]; ok && op.RequestBody != nil {
+			for ct, mt := range op.RequestBody.Content {
+				if strings.HasSuffix(ct, "json") {
+					mt.Example = ex
 				}
 			}
-			for _, p := range op.Parameters {
-				if ex, ok := paramExamples[p.In+" "+p.Name]; ok && p.Example == nil {
-					p.Example = ex
-				}
-				if p.In == "query" && p.Name == "fields" {
-					p.Example = fieldsExample(oapi, op)
-				}
+		}
+		for _, p := range op.Parameters {
+			if ex, ok := paramExamples[p.In+" "+p.Name]; ok && p.Example == nil {
+				p.Example = ex
+			}
+			if p.In == "query" && p.Name == "fields" {
+				p.Example = fieldsExample(oapi, op.Operation)
 			}
 		}
 	}

@@ -235,7 +235,10 @@ func permissionList(keys []string) []string {
 // registered operation (the same *huma.Operation the middleware reads, so
 // the content-type check accepts exactly these).
 func (op Op) documentRawTypes(api huma.API) {
-	hop := operationOf(api.OpenAPI().Paths[op.Path], op.Method)
+	hop := operationAt(api.OpenAPI(), op.Method, op.Path)
+	if hop == nil {
+		return
+	}
 	binary := func(types []string) map[string]*huma.MediaType {
 		m := map[string]*huma.MediaType{}
 		for _, t := range types {

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -56,17 +55,8 @@ func permissionCell(op api.Op) string {
 // "METHOD path id", sorted.
 func servedOperations(doc *huma.OpenAPI) []string {
 	var served []string
-	for path, item := range doc.Paths {
-		for method, op := range map[string]*huma.Operation{
-			http.MethodGet: item.Get, http.MethodPost: item.Post, http.MethodPut: item.Put,
-			http.MethodPatch: item.Patch, http.MethodDelete: item.Delete,
-			http.MethodHead: item.Head, http.MethodOptions: item.Options,
-			http.MethodTrace: item.Trace,
-		} {
-			if op != nil {
-				served = append(served, method+" "+path+" "+op.OperationID)
-			}
-		}
+	for op := range api.Operations(doc) {
+		served = append(served, op.Method+" "+op.Path+" "+op.OperationID)
 	}
 	slices.Sort(served)
 	return served

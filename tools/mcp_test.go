@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/danielgtaylor/huma/v2"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"platformapi/api"
@@ -20,14 +19,12 @@ import (
 // that answer JSON, sorted, and those of every other method (raw-byte GETs
 // such as an image download are in neither).
 func getOperations(e *env) (gets, others []string) {
-	for _, item := range e.srv.API().OpenAPI().Paths {
-		if item.Get != nil && !item.Get.Hidden && answersJSON(item.Get) && item.Get.Extensions[api.ExtPublic] != true {
-			gets = append(gets, item.Get.OperationID)
-		}
-		for _, op := range []*huma.Operation{item.Put, item.Post, item.Delete, item.Options, item.Head, item.Patch, item.Trace} {
-			if op != nil {
-				others = append(others, op.OperationID)
-			}
+	for op := range api.Operations(e.srv.API().OpenAPI()) {
+		switch {
+		case op.Method != http.MethodGet:
+			others = append(others, op.OperationID)
+		case !op.Hidden && answersJSON(op.Operation) && op.Extensions[api.ExtPublic] != true:
+			gets = append(gets, op.OperationID)
 		}
 	}
 	sort.Strings(gets)

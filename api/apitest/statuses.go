@@ -102,17 +102,11 @@ func answerOf[L labelPair](labels []L) Answer {
 // does not count as declaring a status.
 func DeclaredStatuses(oapi *huma.OpenAPI) Declared {
 	d := Declared{}
-	for _, item := range oapi.Paths {
-		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete,
-			item.Options, item.Head, item.Patch, item.Trace} {
-			if op == nil {
-				continue
-			}
-			d[op.OperationID] = map[int]bool{}
-			for code := range op.Responses {
-				if n, err := strconv.Atoi(code); err == nil {
-					d[op.OperationID][n] = true
-				}
+	for op := range api.Operations(oapi) {
+		d[op.OperationID] = map[int]bool{}
+		for code := range op.Responses {
+			if n, err := strconv.Atoi(code); err == nil {
+				d[op.OperationID][n] = true
 			}
 		}
 	}
