@@ -12,7 +12,9 @@ import (
 // TestBrand_IfMatch_SeveralHeaderLinesAreOneList: If-Match is a list, and
 // its lines combine into one (RFC 9110, section 5.3): `If-Match: "9"` and
 // `If-Match: "1"` on two lines match version 1 as `"9", "1"` does, whichever
-// line comes first; lines naming no current version are 412.
+// line comes first; lines naming no current version are 412, and so are
+// lines where one is `*`: the combined field is neither `*` nor a list of
+// tags, and RFC 9110 (section 13.1.1) makes such a condition false.
 func TestBrand_IfMatch_SeveralHeaderLinesAreOneList(t *testing.T) {
 	e, tok := brandEnv(t)
 	body, _ := json.Marshal(brandPut("#0000aa", nil, nil))
@@ -34,7 +36,7 @@ func TestBrand_IfMatch_SeveralHeaderLinesAreOneList(t *testing.T) {
 	got["current first, now stale"] = put(`"1"`, `"9"`) // version 2 since the PUT before
 	got["star second"] = put(`"9"`, `*`)
 	want := map[string]int{"stale lines": 412, "current second": 200, "current first, now stale": 412,
-		"star second": 200}
+		"star second": 412}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("PUT statuses (-want +got):\n%s", diff)
 	}

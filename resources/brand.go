@@ -75,20 +75,17 @@ type BrandReplace struct {
 // IfMatch is a parsed If-Match header. Absent: no condition.
 type IfMatch struct {
 	Present  bool
-	Any      bool  // "*"
+	Any      bool  // the whole field is "*"
 	Versions []int // strong tags "N" (bare N is accepted too); weak tags never match
 }
 
-// ParseIfMatch reads an If-Match header value ("" when not sent).
+// ParseIfMatch reads an If-Match header value ("" when not sent). The field
+// is "*" or a list of entity tags (RFC 9110, section 13.1.1): a "*" inside a
+// list is not a wildcard and matches no version.
 func ParseIfMatch(h string) IfMatch {
-	m := IfMatch{Present: strings.TrimSpace(h) != ""}
+	m := IfMatch{Present: strings.TrimSpace(h) != "", Any: strings.TrimSpace(h) == "*"}
 	for _, tag := range strings.Split(h, ",") {
-		tag = strings.TrimSpace(tag)
-		if tag == "*" {
-			m.Any = true
-			continue
-		}
-		if n, ok := strongVersionTag(tag); ok {
+		if n, ok := strongVersionTag(strings.TrimSpace(tag)); ok {
 			m.Versions = append(m.Versions, n)
 		}
 	}

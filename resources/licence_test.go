@@ -48,3 +48,19 @@ func TestParseIfMatch_StrongTagsListsStarWeakNeverMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestParseIfMatch_StarInAList_IsNoWildcard: If-Match is either "*" or a
+// list of entity tags (RFC 9110, section 13.1.1), so a "*" inside a list
+// (or on one of several lines, which combine into one list) matches no
+// version: only the list's real tags can make the PUT proceed.
+func TestParseIfMatch_StarInAList_IsNoWildcard(t *testing.T) {
+	b := Brand{Version: 3}
+	for h, stale := range map[string]bool{
+		`"9", *`: true, `*, "9"`: true, `*,*`: true, ` * `: false, `*, "3"`: false,
+	} {
+		err := b.Preconditions(BrandReplace{IfMatch: ParseIfMatch(h)})
+		if (err != nil) != stale {
+			t.Errorf("If-Match %q: %v, want stale %v", h, err, stale)
+		}
+	}
+}
