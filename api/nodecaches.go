@@ -77,7 +77,8 @@ func (s *Server) registerNodeCaches() {
 			"(progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the " +
 			"cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is " +
 			"ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, " +
-			"central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, " +
+			"central_copy_invalid, node_agent_unreachable or copy_cancelled (a DELETE stopped it) and then " +
+			"nothing is ready. 404 ai_node_not_found, " +
 			"ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), " +
 			"node_cache_busy (a removal runs).",
 		Notes: "202 operation (with `progress`); `Idempotency-Key`; the node's agent copies " +
@@ -89,10 +90,11 @@ func (s *Server) registerNodeCaches() {
 		Status:  http.StatusAccepted, Summary: "Remove a model's weights from a node", Permissions: aiNodeWriters,
 		Idempotent: true, Destroy: true, Errors: []int{http.StatusNotFound, http.StatusConflict},
 		Description: "202 with a node_cache_remove operation (when a removal already runs, that same operation); " +
-			"the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready " +
+			"the node's agent deletes the weights. A copy that runs is stopped (it fails copy_cancelled) and what " +
+			"it wrote is deleted. When it succeeds the cache is gone and the model's offline_ready " +
 			"and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the " +
 			"cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, " +
-			"ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.",
+			"ai_model_not_found, node_cache_not_found; 409 node_agent_not_enrolled.",
 		Notes: "202 operation; the node's agent deletes the copy",
 	}, s.removeModelFromNode)
 }

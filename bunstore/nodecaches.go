@@ -220,6 +220,10 @@ func (s *Store) RemoveFromNode(ctx context.Context, a resources.Actor, hostname 
 	}
 	var out resources.Operation
 	err := s.inTx(ctx, func(tx bun.Tx) error {
+		copyOp, err := lockOpenCopy(ctx, tx, resources.CacheTargetID(hostname, modelID))
+		if err != nil {
+			return err
+		}
 		if _, err := cacheSubjects(ctx, tx, hostname, modelID); err != nil {
 			return err
 		}
@@ -229,10 +233,11 @@ func (s *Store) RemoveFromNode(ctx context.Context, a resources.Actor, hostname 
 			return err
 		case before == nil:
 			return resources.NotFound(resources.CodeNodeCacheNotFound, "AI node %q holds no cache of AI model %d", hostname, modelID)
-		case before.Status == resources.NodeCacheCopying:
-			return removalBlocked(before)
 		}
 		op, err := s.startRemove(ctx, tx, a, before)
+		if err == nil && copyOp != nil && before.Status == resources.NodeCacheCopying {
+			err = stopCopy(ctx, tx, copyOp, op, before)
+		}
 		if err != nil {
 			return err
 		}
@@ -242,10 +247,15 @@ func (s *Store) RemoveFromNode(ctx context.Context, a resources.Actor, hostname 
 	return out, err
 }
 
-// startRemove turns a ready cache removing and starts its removal; a cache
-// already being removed answers the running removal.
+// startRemove turns a cache removing and starts its removal; a cache
+// already being removed answers the running removal. A copying cache's
+// copy is stopped by the caller (stopCopy).
 func (s *Store) startRemove(ctx context.Context, tx bun.Tx, a resources.Actor, before *nodeCacheRow) (*operationRow, error) {
-	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheRemove, before.target(), before.Status)
+	from := before.Status
+	if from == resources.NodeCacheCopying {
+		from = resources.NodeCacheMissing // a failed removal leaves part of a stopped copy: not ready
+	}
+	op, err := s.openCacheOperation(ctx, tx, resources.OpKindNodeCacheRemove, before.target(), from)
 	if err != nil || before.Status == resources.NodeCacheRemoving {
 		return op, err
 	}
@@ -263,14 +273,6 @@ func (s *Store) startRemove(ctx context.Context, tx bun.Tx, a resources.Actor, b
 func copyAnswer(op resources.Operation) resources.CacheCopy {
 	ready, _ := op.Result["already_ready"].(bool)
 	return resources.CacheCopy{Operation: op, Started: !ready}
-}
-
-// removalBlocked refuses a removal (a destroy) while the cache's copy runs,
-// naming the running operation as what blocks it (contract, Errors).
-func removalBlocked(row *nodeCacheRow) error {
-	e := cacheBusy(row, "a copy")
-	e.Blockers = map[string]int{"operations": 1}
-	return e
 }
 
 func cacheBusy(row *nodeCacheRow, running string) *resources.Error {

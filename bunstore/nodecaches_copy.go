@@ -38,6 +38,9 @@ func (w *cacheCopyWorker) Work(ctx context.Context, job *river.Job[cacheCopyArgs
 	}
 	deadline := time.Now().Add(w.policy.watch())
 	for {
+		if stopped, err := w.store.copyStopped(ctx, job); err != nil || stopped {
+			return err
+		}
 		c, err := w.agents.Copy(ctx, task.hostname, task.repo, task.source)
 		if ctx.Err() != nil {
 			return ctx.Err() // stopped or timed out: not the agent's fault

@@ -3,6 +3,7 @@ package bunstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -31,7 +32,10 @@ func (w *cacheRemoveWorker) NextRetry(job *river.Job[cacheRemoveArgs]) time.Time
 
 // Work runs one attempt.
 func (w *cacheRemoveWorker) Work(ctx context.Context, job *river.Job[cacheRemoveArgs]) error {
-	task, err := w.store.beginRemove(ctx, job)
+	task, err := w.store.beginRemove(ctx, job, w.policy.watch()+time.Minute)
+	if errors.Is(err, errCopyDriving) {
+		return river.JobSnooze(w.policy.poll()) // costs no attempt
+	}
 	if err != nil || task == nil {
 		return err
 	}
@@ -49,14 +53,22 @@ func (w *cacheRemoveWorker) Work(ctx context.Context, job *river.Job[cacheRemove
 	return w.store.endRemove(ctx, job, nil)
 }
 
+// errCopyDriving holds a removal back while a stopped copy's job may
+// still send the agent a copy request (which would start it again).
+var errCopyDriving = errors.New("a stopped copy's job is still running")
+
 // beginRemove reads what the removal needs and marks it running; nil (with
-// the job completed) when there is nothing left to do.
-func (s *Store) beginRemove(ctx context.Context, job *river.Job[cacheRemoveArgs]) (*cacheTask, error) {
+// the job completed) when there is nothing left to do; errCopyDriving
+// while a copy job of the cache is in an attempt younger than bound.
+func (s *Store) beginRemove(ctx context.Context, job *river.Job[cacheRemoveArgs], bound time.Duration) (*cacheTask, error) {
 	var task *cacheTask
 	err := s.inTx(ctx, func(tx bun.Tx) error {
 		cw, err := lockCacheWork(ctx, tx, job.Args.OperationID)
 		if err != nil || cw == nil {
 			return errOr(err, completeJob(ctx, tx, job))
+		}
+		if driving, err := copyStillDriving(ctx, tx, cw.op.TargetID, bound); err != nil || driving {
+			return errOr(err, errCopyDriving)
 		}
 		if cw.cache == nil {
 			if err := s.finishCacheWork(ctx, tx, cw, "node_cache.removed", cacheAudit(nil, cw.model)); err != nil {

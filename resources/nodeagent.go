@@ -29,6 +29,8 @@ const (
 	// CodeCentralCopyInvalid ends a copy whose central copy cannot be used:
 	// no SHA256SUMS manifest, a malformed one, or a listed file missing.
 	CodeCentralCopyInvalid = "central_copy_invalid"
+	// CodeCopyCancelled ends a copy that a removal of its cache stopped.
+	CodeCopyCancelled = "copy_cancelled"
 	// CodeNodeAgentRefused ends a cache operation the node agent refused
 	// for another reason, which the detail gives.
 	CodeNodeAgentRefused = "node_agent_refused"

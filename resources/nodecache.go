@@ -100,10 +100,11 @@ func CacheTargetID(hostname string, modelID int64) string { return hostname + "/
 // (Started false). Otherwise the cache (copying), a node_cache_copy
 // operation and its job are written in one transaction.
 //
-// RemoveFromNode: no cache → CodeNodeCacheNotFound; a running copy →
-// CodeNodeCacheBusy; a running removal → that removal's operation.
-// Otherwise the cache turns removing and a node_cache_remove operation and
-// its job are written in one transaction.
+// RemoveFromNode: no cache → CodeNodeCacheNotFound; a running removal →
+// that removal's operation. Otherwise the cache turns removing and a
+// node_cache_remove operation and its job are written in one transaction,
+// which also ends a running copy of the cache failed CodeCopyCancelled; the
+// removal deletes the bytes once that copy's job no longer drives the agent.
 type NodeCaches interface {
 	ListNodeCaches(ctx context.Context, f NodeCacheFilter, q PageQuery) (Page[NodeCache], error)
 	CopyToNode(ctx context.Context, a Actor, hostname string, modelID int64, l *Lease) (CacheCopy, error)

@@ -285,5 +285,7 @@ func nodeAgentCodes() []ProblemCode {
 		o(CodeCentralCopyInvalid, "The model's central copy cannot be copied: no or a malformed SHA256SUMS, a "+
 			"listed file missing, or a path leading out of the store."),
 		o(CodeNodeAgentRefused, "The node agent refused the request; the detail says why."),
+		o(CodeCopyCancelled, "A removal of the cache (DELETE) stopped the copy; the removal deletes what "+
+			"it wrote. The detail names the removal's operation."),
 	}
 }

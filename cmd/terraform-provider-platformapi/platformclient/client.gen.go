@@ -3886,7 +3886,7 @@ type ClientInterface interface {
 
 	// RemoveNodeCache Remove a model's weights from a node
 	//
-	// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
+	// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. A copy that runs is stopped (it fails copy_cancelled) and what it wrote is deleted. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_agent_not_enrolled.
 	//
 	// Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -3895,7 +3895,7 @@ type ClientInterface interface {
 
 	// CopyNodeCache Copy a model's weights onto a node
 	//
-	// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
+	// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid, node_agent_unreachable or copy_cancelled (a DELETE stopped it) and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 	//
 	// Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -5149,7 +5149,7 @@ func (c *Client) ListNodeCaches(ctx context.Context, params *ListNodeCachesParam
 
 // RemoveNodeCache Remove a model's weights from a node
 //
-// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
+// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. A copy that runs is stopped (it fails copy_cancelled) and what it wrote is deleted. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_agent_not_enrolled.
 //
 // Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -5168,7 +5168,7 @@ func (c *Client) RemoveNodeCache(ctx context.Context, hostname string, modelId s
 
 // CopyNodeCache Copy a model's weights onto a node
 //
-// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
+// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid, node_agent_unreachable or copy_cancelled (a DELETE stopped it) and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 //
 // Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -10468,7 +10468,7 @@ type ClientWithResponsesInterface interface {
 
 	// RemoveNodeCacheWithResponse Remove a model's weights from a node
 	//
-	// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
+	// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. A copy that runs is stopped (it fails copy_cancelled) and what it wrote is deleted. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_agent_not_enrolled.
 	//
 	// Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -10479,7 +10479,7 @@ type ClientWithResponsesInterface interface {
 
 	// CopyNodeCacheWithResponse Copy a model's weights onto a node
 	//
-	// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
+	// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid, node_agent_unreachable or copy_cancelled (a DELETE stopped it) and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 	//
 	// Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 	//
@@ -23938,7 +23938,7 @@ func (c *ClientWithResponses) ListNodeCachesWithResponse(ctx context.Context, pa
 
 // RemoveNodeCacheWithResponse Remove a model's weights from a node
 //
-// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_cache_busy (a copy runs), node_agent_not_enrolled.
+// 202 with a node_cache_remove operation (when a removal already runs, that same operation); the node's agent deletes the weights. A copy that runs is stopped (it fails copy_cancelled) and what it wrote is deleted. When it succeeds the cache is gone and the model's offline_ready and location are recomputed; when the agent cannot be reached it fails node_agent_unreachable and the cache keeps its status. Never unloads a model or powers a node. 404 ai_node_not_found, ai_model_not_found, node_cache_not_found; 409 node_agent_not_enrolled.
 //
 // Permission: any one of `ai-write-global`. Destroy: the token needs Allow destroy, else 403 `destroy_not_allowed`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
@@ -23955,7 +23955,7 @@ func (c *ClientWithResponses) RemoveNodeCacheWithResponse(ctx context.Context, h
 
 // CopyNodeCacheWithResponse Copy a model's weights onto a node
 //
-// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid or node_agent_unreachable and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
+// Copies weights the platform already holds (the model's central copy) onto the node's disk through the node's agent, which checks the free space first and verifies every file's sha256; never pulls from a model hub, never loads a model, never powers a node. 202 with a node_cache_copy operation (progress in bytes while it runs); when the copy already runs, 202 with that same operation; when the cache is already ready, 200 with a finished operation (nothing copied). When it succeeds the cache is ready and the model offline_ready; it fails with checksum_mismatch, insufficient_disk, central_copy_invalid, node_agent_unreachable or copy_cancelled (a DELETE stopped it) and then nothing is ready. 404 ai_node_not_found, ai_model_not_found; 409 ai_model_not_in_store (no central copy), node_agent_not_enrolled (no agent), node_cache_busy (a removal runs).
 //
 // Permission: any one of `ai-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `ai` (403 `licence_restricted`).
 //
