@@ -143,7 +143,8 @@ func labelled(id string, next http.HandlerFunc) http.HandlerFunc {
 }
 
 // ServeHTTP serves a portal page with the security headers every page
-// carries, within requestTimeout.
+// carries, within requestTimeout; a posted form is read within its bound
+// first (readForm).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
@@ -155,7 +156,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
-	h.mux.ServeHTTP(w, r)
+	if h.readForm(w, r) {
+		h.mux.ServeHTTP(w, r)
+	}
 }
 
 // index shows who is signed in with a sign-out button, or a sign-in link.
