@@ -202,6 +202,9 @@ func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions, v
 	}
 	if o.OIDCIssuer == "" {
 		m.opts.Logger.Warn("no OpenID provider configured (--oidc-issuer): the portal cannot sign anyone in")
+	} else if o.URL == "" {
+		m.opts.Logger.Warn("no --portal-url: sign-in works only from this machine (localhost); " +
+			"set it to the address browsers use")
 	}
 	h := portal.New(portal.Config{Issuer: o.OIDCIssuer, ClientID: o.OIDCClientID, ClientSecret: o.OIDCClientSecret,
 		BaseURL: o.URL, Sessions: m.store, Actions: m.Portal(), Store: m.store, Licence: v, Demo: demo,
