@@ -17,7 +17,8 @@ type TokenMinter struct {
 
 // CreateToken mints a token as the person `as` (a personal token, or one of
 // the named service account), audited with auth kind "session". The value is
-// returned once and stored only as its keyed hash.
+// returned once and stored only as its keyed hash. A form id already used
+// mints nothing (resources.ErrTokenFormUsed).
 func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t resources.NewToken) (resources.MintedToken, error) {
 	if !m.Pepper.Configured() {
 		return resources.MintedToken{}, resources.PepperUnconfigured("API tokens")
@@ -41,7 +42,13 @@ func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t reso
 		for _, p := range t.AllowedIPs {
 			row.AllowedIPs = append(row.AllowedIPs, p.Masked().String())
 		}
+		if t.FormID != "" {
+			row.MintFormID = &t.FormID
+		}
 		if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
+			if uniqueViolation(err, "api_tokens_mint_form_id_key") {
+				return resources.ErrTokenFormUsed
+			}
 			return err
 		}
 		row.OwnerEmail, row.OwnerName = owner.Email, owner.Name

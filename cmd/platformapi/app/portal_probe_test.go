@@ -108,7 +108,8 @@ func TestPortalTokenCLI_OthersTokenNotVisible_AnswersAsAnUnknownID(t *testing.T)
 			}
 		})
 	}
-	if n := c.count("SELECT count(*) FROM audit_events WHERE action IN ('api_token.revoke', 'api_token.extend')"); n != 0 {
+	if n := c.count("SELECT count(*) FROM audit_events " +
+		"WHERE action IN ('api_token.revoke', 'api_token.extend')"); n != 0 {
 		t.Fatalf("refused actions left %d audit rows", n)
 	}
 }
