@@ -17,7 +17,8 @@ type TokenMinter struct {
 
 // CreateToken mints a token as the person `as` (a personal token, or one of
 // the named service account), audited with auth kind "session". The value is
-// returned once and stored only as its keyed hash.
+// returned once and stored only as its keyed hash. A form id already used
+// mints nothing (resources.ErrTokenFormUsed).
 func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t resources.NewToken) (resources.MintedToken, error) {
 	if !m.Pepper.Configured() {
 		return resources.MintedToken{}, resources.PepperUnconfigured("API tokens")
@@ -41,7 +42,13 @@ func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t reso
 		for _, p := range t.AllowedIPs {
 			row.AllowedIPs = append(row.AllowedIPs, p.Masked().String())
 		}
+		if t.FormID != "" {
+			row.MintFormID = &t.FormID
+		}
 		if _, err := tx.NewInsert().Model(row).Returning("*").Exec(ctx); err != nil {
+			if uniqueViolation(err, "api_tokens_mint_form_id_key") {
+				return resources.ErrTokenFormUsed
+			}
 			return err
 		}
 		row.OwnerEmail, row.OwnerName = owner.Email, owner.Name
@@ -72,6 +79,22 @@ func (m TokenMinter) tokenOwner(ctx context.Context, tx bun.Tx, minter personRow
 
 // tokenAdmins are the keys that manage other people's tokens.
 var tokenAdmins = []string{resources.PermAPITokensAdmin}
+
+// tokenReaders are the keys that see every token (GET /api-tokens).
+var tokenReaders = []string{resources.PermAPITokensRead, resources.PermAPITokensAdmin}
+
+// tokenVisible reports whether p may see the token r: their own, or any
+// with a key of tokenReaders. Another's token is, to anyone else, no token
+// at all (the answer of an unknown id), so ids cannot be probed.
+func tokenVisible(p personRow, r *tokenRow) bool {
+	return (r.UserID != nil && *r.UserID == p.ID) || resources.HasAny(p.principal().Permissions, tokenReaders)
+}
+
+// noToken is the refusal of a token id that does not exist, or that the
+// acting person may not see.
+func noToken(id int64) error {
+	return resources.NotFound(resources.CodeAPITokenNotFound, "no API token %d", id)
+}
 
 // RevokeToken stops a token at once. One's own token needs only being signed
 // in; another's needs api-tokens-admin-global. Revoking a revoked token
@@ -114,7 +137,8 @@ func (m TokenMinter) ExtendToken(ctx context.Context, by resources.Actor, id int
 }
 
 // changeToken locks a token, lets change decide and edit, then saves and
-// audits in the same transaction when it changed.
+// audits in the same transaction when it changed. A token the person may
+// not see (tokenVisible) is refused as an unknown id.
 func (m TokenMinter) changeToken(ctx context.Context, by resources.Actor, id int64, action string,
 	change func(personRow, *tokenRow) (bool, error)) (resources.APIToken, error) {
 	var out resources.APIToken
@@ -130,9 +154,12 @@ func (m TokenMinter) changeToken(ctx context.Context, by resources.Actor, id int
 		var row tokenRow
 		if err := selectToken(tx, &row).Where("id = ?", id).For("UPDATE OF token_row").Scan(ctx); err != nil {
 			if noRows(err) {
-				return resources.NotFound(resources.CodeAPITokenNotFound, "no API token %d", id)
+				return noToken(id)
 			}
 			return err
+		}
+		if !tokenVisible(p, &row) {
+			return noToken(id)
 		}
 		before := row
 		changed, err = change(p, &row)

@@ -32,6 +32,8 @@ type tokenRow struct {
 	LastUsedAt       *time.Time `bun:"last_used_at" json:"last_used_at"`
 	CreatedAt        time.Time  `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt        time.Time  `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
+	// MintFormID is the single-use id of the portal form that minted it.
+	MintFormID *string `bun:"mint_form_id" json:"-"`
 	// The owner's e-mail ("" for a service account) and name, read with
 	// tokenColumns; they are the owner's, not the token's audit state.
 	OwnerEmail string `bun:"owner_email,scanonly" json:"-"`

@@ -51,7 +51,15 @@ type NewToken struct {
 	AllowDestroy   bool
 	AllowedIPs     []netip.Prefix
 	ServiceAccount string
+	// FormID is the single-use id of the portal form it was posted with
+	// ("" none): a second mint with the same id is ErrTokenFormUsed.
+	FormID string
 }
+
+// ErrTokenFormUsed refuses a mint from a form that already minted a token
+// (a resubmitted form): its value was shown once and is not shown again.
+var ErrTokenFormUsed = &Error{Kind: KindConflict, Code: CodeConflict, Field: "form_id",
+	Detail: "a token was already created from this form; its value was shown once and cannot be shown again"}
 
 // MintedToken is a freshly minted token: its record and its value, which is
 // shown this once and never stored.

@@ -10,7 +10,7 @@ import (
 // of people).
 const demoPeopleMax = 100
 
-// demoFormMax bounds the demo sign-in's form body.
+// demoFormMax bounds the demo sign-in's form body (formLimits).
 const demoFormMax = 4 << 10
 
 // demoRoutes adds the demo sign-in, in demo mode only (Config.Demo);
@@ -43,10 +43,5 @@ func (h *Handler) demoPeople(w http.ResponseWriter, r *http.Request) {
 // previous session ended, audited as session.sign_in); an unknown or
 // deactivated person is refused.
 func (h *Handler) demoSignIn(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, demoFormMax)
-	if err := r.ParseForm(); err != nil {
-		h.refuse(w, r, http.StatusBadRequest, "This form could not be read.")
-		return
-	}
-	h.startSession(w, r, r.PostForm.Get("email"))
+	h.startSession(w, r, r.PostForm.Get("email")) // read within demoFormMax (readForm)
 }

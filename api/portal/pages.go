@@ -32,13 +32,15 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 type templateName string
 
 const (
-	indexTemplate     templateName = "index"
-	refusalTemplate   templateName = "refusal"
-	tokensTemplate    templateName = "tokens"
-	mintedTemplate    templateName = "minted"
-	approvalsTemplate templateName = "approvals"
-	adminTemplate     templateName = "admin"
-	demoLoginTemplate templateName = "demo-login"
+	indexTemplate   templateName = "index"
+	refusalTemplate templateName = "refusal"
+	tokensTemplate  templateName = "tokens"
+	mintedTemplate  templateName = "minted"
+	// mintedAgainTemplate answers a resubmitted create form.
+	mintedAgainTemplate templateName = "minted-again"
+	approvalsTemplate   templateName = "approvals"
+	adminTemplate       templateName = "admin"
+	demoLoginTemplate   templateName = "demo-login"
 )
 
 // view is what every page shows: the layout's parts and the page's own

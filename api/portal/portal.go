@@ -43,7 +43,8 @@ type Config struct {
 	ClientID     string
 	ClientSecret string
 	// BaseURL is the portal's external base URL (scheme and host, e.g.
-	// https://platform.example.com); empty: taken from each request.
+	// https://platform.example.com); empty: taken from each request, and
+	// sign-in then starts only for a request from and to loopback.
 	BaseURL  string
 	Sessions resources.Sessions
 	// Actions carries out what a signed-in person does (the portal CLI's
@@ -143,7 +144,8 @@ func labelled(id string, next http.HandlerFunc) http.HandlerFunc {
 }
 
 // ServeHTTP serves a portal page with the security headers every page
-// carries, within requestTimeout.
+// carries, within requestTimeout; a posted form is read within its bound
+// first (readForm).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
@@ -155,7 +157,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
-	h.mux.ServeHTTP(w, r)
+	if h.readForm(w, r) {
+		h.mux.ServeHTTP(w, r)
+	}
 }
 
 // index shows who is signed in with a sign-out button, or a sign-in link.
@@ -224,8 +228,13 @@ func (h *Handler) setCookie(w http.ResponseWriter, r *http.Request, name, value 
 
 // plainLoopback reports whether r came over plain HTTP from a loopback peer
 // for a loopback host (a proxy in front forwards another host).
-func plainLoopback(r *http.Request) bool {
-	if r.TLS != nil || !api.ClientAddr(r).IsLoopback() {
+func plainLoopback(r *http.Request) bool { return r.TLS == nil && loopbackRequest(r) }
+
+// loopbackRequest reports whether r came from a loopback peer (the client
+// address, behind trusted proxies the forwarded one) for a loopback host:
+// a browser on this machine.
+func loopbackRequest(r *http.Request) bool {
+	if !api.ClientAddr(r).IsLoopback() {
 		return false
 	}
 	host, _, err := net.SplitHostPort(r.Host)

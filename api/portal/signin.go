@@ -52,14 +52,29 @@ func (c *oidcClient) discover(ctx context.Context) (*oidc.Provider, error) {
 	return c.provider, nil
 }
 
-// oauth is the client's OAuth 2 configuration for the request r.
-func (c *oidcClient) oauth(p *oidc.Provider, r *http.Request) *oauth2.Config {
+// oauth is the client's OAuth 2 configuration with the callback under
+// base (redirectBase).
+func (c *oidcClient) oauth(p *oidc.Provider, base string) *oauth2.Config {
 	return &oauth2.Config{ClientID: c.cfg.ClientID, ClientSecret: c.cfg.ClientSecret, Endpoint: p.Endpoint(),
-		RedirectURL: c.baseURL(r) + Path + "callback", Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
+		RedirectURL: base + Path + "callback", Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 }
 
-// baseURL is --portal-url, else the request's scheme and host.
-func (c *oidcClient) baseURL(r *http.Request) string { return baseURL(c.cfg, r) }
+// redirectBase is where the callback address starts: --portal-url, else
+// the request's own scheme and Host only when the request names this
+// machine (loopbackRequest: development); ok false otherwise, since a Host
+// header is the client's to write.
+func (c *oidcClient) redirectBase(r *http.Request) (base string, ok bool) {
+	if c.cfg.BaseURL == "" && !loopbackRequest(r) {
+		return "", false
+	}
+	return baseURL(c.cfg, r), true
+}
+
+// noPortalURL is the refusal of a sign-in whose callback address would
+// come from a Host header that is not this machine's.
+const noPortalURL = "Sign-in needs the portal's address: start the server with --portal-url " +
+	"(PLATFORMAPI_PORTAL_URL) set to the address browsers use, e.g. https://platform.example.com. " +
+	"Without it, sign-in works only on this machine (localhost)."
 
 // baseURL is the installation's address as the browser reaches it:
 // --portal-url, else the request's scheme and host (the API is at
@@ -91,6 +106,11 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 			"Sign-in is not configured on this server (--oidc-issuer and --oidc-client-id).")
 		return
 	}
+	base, ok := h.oidc.redirectBase(r)
+	if !ok {
+		h.refuse(w, r, http.StatusServiceUnavailable, noPortalURL)
+		return
+	}
 	p, err := h.oidc.discover(r.Context())
 	if err != nil {
 		h.fault(w, r, "discovering the OpenID provider", err)
@@ -99,7 +119,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	st := loginState{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(),
 		Expires: h.cfg.Now().Add(loginLifetime)}
 	h.setCookie(w, r, loginCookie, h.sign(st), int(loginLifetime/time.Second))
-	target := h.oidc.oauth(p, r).AuthCodeURL(st.State, oidc.Nonce(st.Nonce),
+	target := h.oidc.oauth(p, base).AuthCodeURL(st.State, oidc.Nonce(st.Nonce),
 		oauth2.S256ChallengeOption(st.Verifier))
 	http.Redirect(w, r, target, http.StatusFound)
 }
@@ -157,7 +177,12 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, http.StatusForbidden, "The identity provider did not sign you in.")
 		return
 	}
-	email, err := h.verifiedEmail(r, st, q.Get("code"))
+	base, ok := h.oidc.redirectBase(r)
+	if !ok {
+		h.refuse(w, r, http.StatusServiceUnavailable, noPortalURL)
+		return
+	}
+	email, err := h.verifiedEmail(r, base, st, q.Get("code"))
 	if err != nil {
 		h.cfg.Logger.Info("portal: sign-in refused", "error", err, "request_id", api.RequestID(r.Context()))
 		h.refuse(w, r, http.StatusForbidden,
@@ -175,12 +200,12 @@ type claims struct {
 
 // verifiedEmail exchanges code and verifies the ID token, returning its
 // e-mail ("" when the provider does not vouch for it).
-func (h *Handler) verifiedEmail(r *http.Request, st loginState, code string) (string, error) {
+func (h *Handler) verifiedEmail(r *http.Request, base string, st loginState, code string) (string, error) {
 	p, err := h.oidc.discover(r.Context())
 	if err != nil {
 		return "", err
 	}
-	tok, err := h.oidc.oauth(p, r).Exchange(r.Context(), code, oauth2.VerifierOption(st.Verifier))
+	tok, err := h.oidc.oauth(p, base).Exchange(r.Context(), code, oauth2.VerifierOption(st.Verifier))
 	if err != nil {
 		return "", fmt.Errorf("exchange the code: %w", err)
 	}

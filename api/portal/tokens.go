@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -25,6 +26,7 @@ type tokensPage struct {
 	Form          tokenForm                  // the refused form, refilled
 	Account       url.Values                 // the refused new service account, refilled
 	Refused       tokenRefusal               // the refused Revoke or Extend, named; its days refilled
+	FormID        string                     // the create form's single-use id (mintonce.go)
 	DefaultDays   int
 	MaxDays       int
 }
@@ -120,7 +122,7 @@ func (h *Handler) showTokens(w http.ResponseWriter, r *http.Request, p resources
 func (h *Handler) showTokensPage(w http.ResponseWriter, r *http.Request, p resources.Session,
 	status int, v view, form tokenForm, refill func(*tokensPage)) {
 	pg := tokensPage{CanAdmin: slices.Contains(p.Permissions, resources.PermAPITokensAdmin), Form: form,
-		DefaultDays: resources.TokenDefaultDays, MaxDays: resources.TokenMaxDays}
+		DefaultDays: resources.TokenDefaultDays, MaxDays: resources.TokenMaxDays, FormID: h.formID(r)}
 	if refill != nil {
 		refill(&pg)
 	}
@@ -166,9 +168,13 @@ func (h *Handler) accountTokens(r *http.Request, pg *tokensPage) error {
 	return err
 }
 
-// createToken mints a token and shows its value this once.
+// createToken mints a token and shows its value this once; a form that
+// already minted one mints nothing and says so.
 func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, p resources.Session) {
 	form, t, err := parseTokenForm(r)
+	if err == nil && slices.Contains(p.Permissions, resources.PermAPITokensAdmin) {
+		t.FormID, err = h.formNonce(r) // without the key the store refuses (403): no form was shown
+	}
 	if err == nil {
 		var minted resources.MintedToken
 		if minted, err = h.cfg.Actions.CreateToken(r.Context(), actingAs(r, p), t); err == nil {
@@ -177,6 +183,10 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request, p resource
 			h.render(w, r, http.StatusOK, mintedTemplate, v)
 			return
 		}
+	}
+	if errors.Is(err, resources.ErrTokenFormUsed) {
+		h.mintedAlready(w, r, p)
+		return
 	}
 	h.refused(w, r, p, "minting a token", err, func(status int, v view) { h.showTokens(w, r, p, status, v, form) })
 }

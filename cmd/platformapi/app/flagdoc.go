@@ -44,7 +44,9 @@ var flagDocs = map[string]flagDoc{
 		"sign-in; without it `/portal/login` says sign-in is not configured"},
 	"serve --oidc-client-secret-file": {Env: "`PLATFORMAPI_OIDC_CLIENT_SECRET` (the value; wins)"},
 	"serve --portal-url": {Note: "the provider sends browsers back to `<portal-url>/portal/callback` " +
-		"(register that redirect URI); set it behind a proxy that terminates TLS"},
+		"(register that redirect URI); without it sign-in works only from this machine (a loopback " +
+		"`Host` from a loopback client); an `https://` one " +
+		"adds `Strict-Transport-Security: max-age=31536000` to every answer"},
 	"node-agent --store-root":                {Default: "(required)"},
 	"node-agent --cache-root":                {Default: "(required)"},
 	"node-agent --key-file":                  {Default: "(required)", Note: "node keys start `pnk_`"},

@@ -102,8 +102,8 @@ func TestPortalTokens_Minted_CurlExampleNamesTheServer(t *testing.T) {
 	w := startPortal(t, false, false)
 	w.personWith("ada@example.test", "Ada", resources.PermAPITokensAdmin, resources.PermTenancyRead)
 	w.signedInAs("ada@example.test")
-	_, body := w.post("/portal/tokens", url.Values{"name": {"laptop"},
-		"scopes": {resources.PermTenancyRead}, "days": {"7"}}, "r")
+	_, body := w.post("/portal/tokens", w.mintForm(url.Values{"name": {"laptop"},
+		"scopes": {resources.PermTenancyRead}, "days": {"7"}}), "r")
 	if want := w.url + "/api/v1/whoami"; !strings.Contains(body, want) {
 		t.Fatalf("the curl example does not name %s:\n%s", want, body)
 	}
@@ -140,8 +140,8 @@ func TestPortalPages_RowActions_NameTheirRow(t *testing.T) {
 	w.personWith("root@example.test", "Root", resources.PermAdmin, resources.PermAPITokensAdmin,
 		resources.PermTenancyRead)
 	w.signedInAs("root@example.test")
-	if res, body := w.post("/portal/tokens", url.Values{"name": {"laptop"},
-		"scopes": {resources.PermTenancyRead}, "days": {"7"}}, "r"); res.StatusCode != http.StatusOK {
+	if res, body := w.post("/portal/tokens", w.mintForm(url.Values{"name": {"laptop"},
+		"scopes": {resources.PermTenancyRead}, "days": {"7"}}), "r"); res.StatusCode != http.StatusOK {
 		t.Fatalf("mint: %d\n%s", res.StatusCode, body)
 	}
 	tokens, admin := w.get("/portal/tokens"), w.get("/portal/admin")

@@ -38,8 +38,8 @@ func TestPortalTokens_Mint_ValueShownOnceWorksOnTheAPIAndIsAudited(t *testing.T)
 			t.Fatalf("tokens page lacks %q:\n%s", want, page)
 		}
 	}
-	res, body := w.post("/portal/tokens", url.Values{"name": {"laptop"}, "scopes": {resources.PermTenancyRead},
-		"days": {"30"}, "allowed_ips": {"127.0.0.0/8"}}, "req-mint-1")
+	res, body := w.post("/portal/tokens", w.mintForm(url.Values{"name": {"laptop"},
+		"scopes": {resources.PermTenancyRead}, "days": {"30"}, "allowed_ips": {"127.0.0.0/8"}}), "req-mint-1")
 	value := mintedValue(body)
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(value, "svc_pat_") {
 		t.Fatalf("mint: %d, value %q\n%s", res.StatusCode, value, body)
@@ -101,7 +101,11 @@ func TestPortalTokens_MintRefused_PageSaysWhyNothingCreated(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w.signedInAs(c.as)
-			res, body := w.post("/portal/tokens", c.form, "req-"+c.form.Get("name"))
+			form := c.form
+			if c.as == "ada@example.test" { // the page hands its form out to token administrators
+				form = w.mintForm(c.form)
+			}
+			res, body := w.post("/portal/tokens", form, "req-"+c.form.Get("name"))
 			if res.StatusCode != c.status || !strings.Contains(body, c.says) {
 				t.Fatalf("want %d saying %q, got %d:\n%s", c.status, c.says, res.StatusCode, body)
 			}
@@ -116,8 +120,8 @@ func TestPortalTokens_MintRefused_PageSaysWhyNothingCreated(t *testing.T) {
 }
 
 // TestPortalTokens_RevokeAndExtend: a person revokes their own token (it
-// stops at once); extending needs api-tokens-admin-global; revoking
-// another's token needs it too.
+// stops at once); extending needs api-tokens-admin-global; another's token
+// is, to a person without an api-tokens key, an unknown id (404).
 func TestPortalTokens_RevokeAndExtend(t *testing.T) {
 	w := startPortal(t, false, false)
 	w.enableAPI()
@@ -135,16 +139,17 @@ func TestPortalTokens_RevokeAndExtend(t *testing.T) {
 	adaID, adaValue := mint("ada@example.test", "ada")
 	w.signedInAs("bob@example.test")
 	id := func(n int64) string { return strconv.FormatInt(n, 10) }
-	if res, body := w.post("/portal/tokens/"+id(adaID)+"/revoke", nil, "req-r1"); res.StatusCode != 403 ||
-		!strings.Contains(body, "revoking another&#39;s token needs api-tokens-admin-global") ||
+	if res, body := w.post("/portal/tokens/"+id(adaID)+"/revoke", nil, "req-r1"); res.StatusCode != 404 ||
+		!strings.Contains(body, "no API token "+id(adaID)) ||
 		strings.Contains(body, "Revoking the token") { // Bob's page does not list Ada's token
 		t.Fatalf("Bob revoking Ada's token: %d\n%s", res.StatusCode, body)
 	}
-	if res, _ := w.post("/portal/tokens/"+id(adaID)+"/extend", url.Values{"days": {"200"}}, "r2"); res.StatusCode != 403 {
+	res, _ := w.post("/portal/tokens/"+id(adaID)+"/extend", url.Values{"days": {"200"}}, "r2")
+	if res.StatusCode != 404 {
 		t.Fatalf("Bob extending: %d", res.StatusCode)
 	}
 	w.signedInAs("ada@example.test")
-	res, _ := w.post("/portal/tokens/"+id(adaID)+"/extend", url.Values{"days": {"200"}}, "req-extend")
+	res, _ = w.post("/portal/tokens/"+id(adaID)+"/extend", url.Values{"days": {"200"}}, "req-extend")
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/tokens?done=token-extended" {
 		t.Fatalf("extend: %d %s", res.StatusCode, res.Header.Get("Location"))
 	}

@@ -125,7 +125,8 @@ func (m *Main) sweepExpired(ctx context.Context, interval time.Duration) {
 
 // Handler builds the HTTP handler: the API under /api/v1, MCP at /mcp, the
 // probes and (unless it has its own listener) /metrics, registering the
-// API's metrics on reg.
+// API's metrics on reg; every answer says Strict-Transport-Security when
+// the portal's URL is https:// (one origin).
 func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Registry) (http.Handler, error) {
 	verifier, err := m.licenceVerifier(o.Demo)
 	if err != nil {
@@ -160,7 +161,7 @@ func (m *Main) Handler(ctx context.Context, o ServeOptions, reg *prometheus.Regi
 	if err := m.mountPortal(ctx, srv.Router(), o.Portal, verifier, o.Demo); err != nil {
 		return nil, err
 	}
-	return srv.Router(), nil
+	return portal.StrictTransport(o.Portal.URL, srv.Router()), nil
 }
 
 // apiConfig is the API's configuration under o: its cursor key, licence
@@ -201,6 +202,9 @@ func (m *Main) mountPortal(ctx context.Context, r chi.Router, o PortalOptions, v
 	}
 	if o.OIDCIssuer == "" {
 		m.opts.Logger.Warn("no OpenID provider configured (--oidc-issuer): the portal cannot sign anyone in")
+	} else if o.URL == "" {
+		m.opts.Logger.Warn("no --portal-url: sign-in works only from this machine (localhost); " +
+			"set it to the address browsers use")
 	}
 	h := portal.New(portal.Config{Issuer: o.OIDCIssuer, ClientID: o.OIDCClientID, ClientSecret: o.OIDCClientSecret,
 		BaseURL: o.URL, Sessions: m.store, Actions: m.Portal(), Store: m.store, Licence: v, Demo: demo,
