@@ -45,6 +45,16 @@ type (
 		ETag string `header:"ETag" doc:"The brand's version, quoted"`
 		Body Brand
 	}
+	GetBrandInput struct {
+		IfNoneMatch string `header:"If-None-Match" maxLength:"200" doc:"ETags the client holds (\"<version>\"; W/ allowed, compared weakly) or *: a current one is 304 Not Modified, no body"`
+	}
+	// GetBrandOutput is the brand, or with Status 304 its ETag alone (Huma
+	// writes no body for a 304).
+	GetBrandOutput struct {
+		Status int
+		ETag   string `header:"ETag" doc:"The brand's version, quoted"`
+		Body   Brand
+	}
 )
 
 var (
@@ -57,7 +67,8 @@ func (s *Server) registerBrand() {
 	Register(s.api, Op{ID: "get-brand", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand", Tags: tags, Summary: "Read the brand",
 		Permissions: brandReaders, Description: "The stored brand; its version is also the ETag header.",
 		Notes: "`brand_color`, `logo_asset_id`, `favicon_asset_id`, read-only `first_party`, " +
-			"`attribution`, `version`, `updated_at`; `ETag: \"<version>\"`",
+			"`attribution`, `version`, `updated_at`; `ETag: \"<version>\"`; `If-None-Match` " +
+			"naming it (weak comparison) or `*` → 304, no body",
 	}, s.getBrand)
 	Register(s.api, Op{ID: "replace-brand", Toolset: ToolsetBrand, Method: http.MethodPut, Path: "/brand", Tags: tags,
 		Feature: resources.FeatureBrand, Summary: "Replace the brand", Permissions: brandWriters,
@@ -66,12 +77,13 @@ func (s *Server) registerBrand() {
 		Description: "Replaces every writable member (send all back as read to change one; null clears an asset). " +
 			"The read-only members (first_party, attribution, version, updated_at) are accepted only with their current " +
 			"value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 " +
-			"precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id " +
-			"one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.",
+			"precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind " +
+			"favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing " +
+			"keeps the version.",
 		Notes: "replaces every writable member (all required; `null` clears an asset); " +
 			"`brand_color` `^#[0-9a-fA-F]{6}$`, stored lower-case; read-only members only as " +
 			"read (422 `read_only_field`); `If-Match` (or a sent `version`) stale → 412 " +
-			"`precondition_failed`, nothing changes; assets of the right kind (422 " +
+			"`precondition_failed` with the current `ETag`, nothing changes; assets of the right kind (422 " +
 			"`brand_asset_invalid`); licence feature `brand`",
 	}, s.putBrand)
 	s.registerBrandAssets(tags)
@@ -80,22 +92,37 @@ func (s *Server) registerBrand() {
 // Resolve reads every If-Match line: the lines of a list header combine
 // into one list (RFC 9110, section 5.3), so a tag on a later line counts.
 func (in *PutBrandInput) Resolve(ctx huma.Context) []error {
-	var lines []string
-	ctx.EachHeader(func(name, value string) {
-		if strings.EqualFold(name, "If-Match") {
-			lines = append(lines, value)
-		}
-	})
-	in.IfMatch = strings.Join(lines, ",")
+	in.IfMatch = headerList(ctx, "If-Match")
 	return nil
 }
 
-func (s *Server) getBrand(ctx context.Context, _ *struct{}) (*BrandOutput, error) {
+// headerList is every line of the list header name, joined into one list.
+func headerList(ctx huma.Context, name string) string {
+	var lines []string
+	ctx.EachHeader(func(n, value string) {
+		if strings.EqualFold(n, name) {
+			lines = append(lines, value)
+		}
+	})
+	return strings.Join(lines, ",")
+}
+
+// Resolve reads every If-None-Match line, as one list (RFC 9110, 5.3).
+func (in *GetBrandInput) Resolve(ctx huma.Context) []error {
+	in.IfNoneMatch = headerList(ctx, "If-None-Match")
+	return nil
+}
+
+func (s *Server) getBrand(ctx context.Context, in *GetBrandInput) (*GetBrandOutput, error) {
 	b, err := s.svc.Brands.GetBrand(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return brandOutput(b), nil
+	if b.NotModified(resources.ParseIfNoneMatch(in.IfNoneMatch)) {
+		return &GetBrandOutput{Status: http.StatusNotModified, ETag: b.ETag()}, nil
+	}
+	out := brandOutput(b)
+	return &GetBrandOutput{Status: http.StatusOK, ETag: out.ETag, Body: out.Body}, nil
 }
 
 func (s *Server) putBrand(ctx context.Context, in *PutBrandInput) (*BrandOutput, error) {

@@ -24,6 +24,11 @@ const (
 	pageEnvelopeBytes = 512
 )
 
+// StatusResultTooLarge is the status of result_too_large: answered only to
+// an in-process call with a result budget (an MCP tool call, whose error it
+// becomes), never over HTTP, so no operation declares it.
+const StatusResultTooLarge = http.StatusRequestEntityTooLarge
+
 // ResultBudget is the bound, in estimated tokens, of the results of the
 // request ctx belongs to: the in-process call's Budget (the MCP adapter sets
 // one on every tool call), else 0 (none: REST's defaults).
@@ -66,12 +71,12 @@ func firstItemTooLarge(item json.RawMessage, budget, reserve int) *Problem {
 	if budget < MaxResultBudget && !overMax {
 		d += ", or pass limit explicitly for a budget of " + strconv.Itoa(MaxResultBudget)
 	}
-	return &Problem{Status: http.StatusRequestEntityTooLarge, Code: resources.CodeResultTooLarge, Field: "fields", Detail: d}
+	return &Problem{Status: StatusResultTooLarge, Code: resources.CodeResultTooLarge, Field: "fields", Detail: d}
 }
 
 // listTooLarge is the problem of an unpaged list that passes the budget.
 func listTooLarge(fit, total, budget int) *Problem {
-	return &Problem{Status: http.StatusRequestEntityTooLarge, Code: resources.CodeResultTooLarge, Field: "fields",
+	return &Problem{Status: StatusResultTooLarge, Code: resources.CodeResultTooLarge, Field: "fields",
 		Detail: "only " + strconv.Itoa(fit) + " of the " + strconv.Itoa(total) + " items fit this call's budget of " +
 			strconv.Itoa(budget) + " estimated tokens; pass fields with the members you need"}
 }

@@ -33,11 +33,38 @@ var responseHeaders = map[string]*huma.Header{
 		Schema: &huma.Schema{Type: "string", MaxLength: ptr(200)}},
 	"Accept-Patch": {Description: "The body media types the operation accepts (on 415 of PATCH).",
 		Schema: &huma.Schema{Type: "string", MaxLength: ptr(200)}},
+	"ETag": {Description: "The resource's current entity tag, as its read answers it (on 304, and on the 412 " +
+		"of a conditional write).", Schema: &huma.Schema{Type: "string", MaxLength: ptr(200)}},
+}
+
+// documentConditional declares what an operation's conditional headers
+// bring, from its parameters: with If-None-Match a 304 Not Modified (the
+// ETag, no body); with If-Match, the current ETag on its 412.
+func documentConditional(op *huma.Operation) {
+	for _, p := range op.Parameters {
+		var r *huma.Response
+		switch {
+		case p.In != "header":
+			continue
+		case strings.EqualFold(p.Name, "If-None-Match"):
+			r = &huma.Response{Description: "Not Modified: If-None-Match names the current ETag (or is *); " +
+				"no body, the client's copy is current."}
+			op.Responses["304"] = r
+		case strings.EqualFold(p.Name, "If-Match"):
+			r = op.Responses["412"]
+		}
+		if r != nil {
+			if r.Headers == nil {
+				r.Headers = map[string]*huma.Param{}
+			}
+			r.Headers["ETag"] = &huma.Param{Ref: "#/components/headers/ETag"}
+		}
+	}
 }
 
 // declareResponseHeaders adds to each of op's responses the headers the
 // shared middleware sends with it: X-Request-ID on all; the rate-limit headers
-// on every 2xx and 4xx except 401 (refused before the token is charged);
+// on every 2xx, 3xx and 4xx except 401 (refused before the token is charged);
 // WWW-Authenticate on 401; Retry-After on 409, 429, 503; Accept-Post or
 // Accept-Patch on 415; Idempotent-Replayed on the stored answers of a keyed
 // operation. Location comes from the operations' output structs.
@@ -68,7 +95,7 @@ func countSchema(limit float64) *huma.Schema {
 func headersOf(status, method string, idempotent, public bool) []string {
 	names := []string{RequestIDHeader}
 	class := status[:1]
-	if (class == "2" || class == "4") && status != "401" && !public {
+	if (class == "2" || class == "3" || class == "4") && status != "401" && !public {
 		names = append(names, "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy")
 	}
 	switch status {

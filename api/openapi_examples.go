@@ -91,6 +91,7 @@ var paramExamples = map[string]any{
 
 	"header " + IdempotencyKeyHeader: "3f0c9b2e-7d41-4a8e-b6f5-2c9d8e1a4b70",
 	"header If-Match":                `"3"`,
+	"header If-None-Match":           `"3"`,
 }
 
 // addExamples puts bodyExamples on the JSON media types of each operation's

@@ -47,7 +47,7 @@ func declaredHeaders(t *testing.T, e *apitest.Env) map[string]map[string][]strin
 var transportHeaders = []string{"Content-Type", "Content-Length", "Date", "Transfer-Encoding"}
 
 // TestOpenAPI_EveryHeaderSentIsDeclared sends requests that draw each shared
-// header (success, 401, 403, 404, 415, 422, 429, an idempotent replay) and
+// header (success, 304, 401, 403, 404, 412, 415, 422, 429, an idempotent replay) and
 // checks that every header of each answer is declared for its operation
 // and status.
 func TestOpenAPI_EveryHeaderSentIsDeclared(t *testing.T) {
@@ -55,6 +55,7 @@ func TestOpenAPI_EveryHeaderSentIsDeclared(t *testing.T) {
 	declared := declaredHeaders(t, e)
 	tok := e.Token(resources.PermTenancyWrite)
 	reader := e.Token(resources.PermAIRead)
+	brand := e.Token(resources.PermBrandWrite)
 	cases := []struct {
 		op     string
 		status int
@@ -73,6 +74,13 @@ func TestOpenAPI_EveryHeaderSentIsDeclared(t *testing.T) {
 		}},
 		{"create-customer", 201, func() *apitest.Response { // the replay
 			return e.Do("POST", "/api/v1/customers", tok, acme(), "Idempotency-Key", "h1")
+		}},
+		{"get-brand", 304, func() *apitest.Response {
+			return e.Do("GET", "/api/v1/brand", brand, nil, "If-None-Match", `"1"`)
+		}},
+		{"replace-brand", 412, func() *apitest.Response {
+			body := map[string]any{"brand_color": "#000000", "logo_asset_id": nil, "favicon_asset_id": nil}
+			return e.Do("PUT", "/api/v1/brand", brand, body, "If-Match", `"7"`)
 		}},
 		{"get-meta", 429, func() *apitest.Response {
 			for range 8 {

@@ -45,7 +45,8 @@ type Problem struct {
 
 	retryAfter time.Duration // sent as Retry-After when > 0 or retryZero
 	retryZero  bool
-	cause      error // internal fault, logged, never written
+	etag       string // sent as ETag: the current entity tag of a 412
+	cause      error  // internal fault, logged, never written
 }
 
 // Error implements error.
@@ -107,7 +108,7 @@ func problemFromDomain(e *resources.Error) *Problem {
 	if e.Kind == resources.KindInternal {
 		p.cause = e
 	}
-	p.retryAfter = e.RetryAfter
+	p.retryAfter, p.etag = e.RetryAfter, e.ETag
 	return p
 }
 
@@ -206,11 +207,15 @@ func (p *Problem) retrySeconds() (int, bool) {
 }
 
 // SetHeaders sets the problem's headers through set: WWW-Authenticate on
-// 401 and Retry-After where a retry can cure.
+// 401, Retry-After where a retry can cure, ETag on a 412.
 func (p *Problem) SetHeaders(set func(name, value string)) { p.headers(set) }
 
-// headers sets WWW-Authenticate on 401 and Retry-After where a retry can cure.
+// headers sets WWW-Authenticate on 401, Retry-After where a retry can cure
+// and ETag (the current entity tag) on a failed precondition.
 func (p *Problem) headers(set func(name, value string)) {
+	if p.etag != "" {
+		set("ETag", p.etag)
+	}
 	if p.Status == http.StatusUnauthorized {
 		v := `Bearer realm="platformapi"`
 		if p.Code != resources.CodeNotAuthenticated && p.Code != resources.CodeGatewayKeyRequired { // a credential was sent

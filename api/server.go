@@ -271,7 +271,8 @@ func (s *Server) humaConfig() huma.Config {
 }
 
 // documentOperation completes an operation's OpenAPI entry: the default
-// problem answer, the headers the shared middleware sends with each answer,
+// problem answer, what its conditional headers bring (documentConditional),
+// the headers the shared middleware sends with each answer,
 // the limits its parameters' patterns imply, and application/json as an
 // alias of merge-patch on PATCH. An operation without a request body drops
 // the 422 Huma declares for any input: a bad parameter is 400
@@ -284,6 +285,7 @@ func documentOperation(oapi *huma.OpenAPI, op *huma.Operation) {
 			break
 		}
 	}
+	documentConditional(op)
 	declareResponseHeaders(oapi, op)
 	for _, p := range op.Parameters {
 		if p.Schema != nil {

@@ -92,6 +92,34 @@ func ParseIfMatch(h string) IfMatch {
 	return m
 }
 
+// IfNoneMatch is a parsed If-None-Match header of a read. Absent: no
+// condition, nothing matches.
+type IfNoneMatch struct {
+	Any      bool  // the whole field is "*"
+	Versions []int // tags "N" or W/"N" (bare N is accepted too): compared weakly
+}
+
+// ParseIfNoneMatch reads an If-None-Match header value ("" when not sent).
+// The field is "*" or a list of entity tags (RFC 9110, section 13.1.2),
+// compared weakly: W/"N" names version N as "N" does. A "*" inside a list
+// is not a wildcard.
+func ParseIfNoneMatch(h string) IfNoneMatch {
+	m := IfNoneMatch{Any: strings.TrimSpace(h) == "*"}
+	for _, tag := range strings.Split(h, ",") {
+		weak, _ := strings.CutPrefix(strings.TrimSpace(tag), "W/")
+		if n, ok := strongVersionTag(weak); ok {
+			m.Versions = append(m.Versions, n)
+		}
+	}
+	return m
+}
+
+// NotModified reports whether a read with If-None-Match m gets 304 Not
+// Modified: m is "*" (the brand always exists) or names its version.
+func (b Brand) NotModified(m IfNoneMatch) bool {
+	return m.Any || slices.Contains(m.Versions, b.Version)
+}
+
 // strongVersionTag reads a strong tag "N" (or a bare N) spelled exactly as
 // an ETag is: a version in canonical decimal, so "02", "+2" or an
 // unbalanced quote is another tag, never version 2 (strong comparison).
@@ -105,12 +133,13 @@ func strongVersionTag(tag string) (int, bool) {
 }
 
 // Preconditions refuses a replace whose If-Match or sent version does not
-// name the current version: 412 precondition_failed, nothing changes.
+// name the current version: 412 precondition_failed carrying the current
+// ETag, nothing changes.
 func (b Brand) Preconditions(r BrandReplace) error {
 	stale := r.IfMatch.Present && !r.IfMatch.Any && !slices.Contains(r.IfMatch.Versions, b.Version) ||
 		r.Version.Set && !r.Version.Null && r.Version.Value != b.Version
 	if stale {
-		return &Error{Kind: KindPreconditionFailed, Code: CodePreconditionFailed,
+		return &Error{Kind: KindPreconditionFailed, Code: CodePreconditionFailed, ETag: b.ETag(),
 			Detail: "the brand is at version " + strconv.Itoa(b.Version) + "; read it again and resend"}
 	}
 	return nil

@@ -244,8 +244,8 @@ func licenceBrandProblems() []ProblemCode {
 		p(CodeBrandAssetInvalid, 422, "A brand member names no asset, or an asset of another kind.").
 			next("list-brand-assets"),
 		p(CodeAssetTypeMismatch, 422, "The uploaded bytes are not of the declared Content-Type."),
-		p(CodePreconditionFailed, 412, "If-Match (or the version sent) is not the current version; nothing "+
-			"changed. Read the brand again and resend.").next("get-brand"),
+		p(CodePreconditionFailed, 412, "If-Match (or the version sent) is not the current version, which "+
+			"the ETag header names; nothing changed. Read the brand again and resend.").next("get-brand"),
 	}
 }
 

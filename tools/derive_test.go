@@ -234,3 +234,44 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return raw
 }
+
+// TestDerive_HeaderParameters_NeverToolArguments: a GET's header parameters
+// (get-brand's If-None-Match) belong to HTTP, not to an agent: no tool takes
+// one as an argument, so a tool call never sends one and get-brand always
+// answers an agent the brand, never a 304 without a body.
+func TestDerive_HeaderParameters_NeverToolArguments(t *testing.T) {
+	e := newEnv(t)
+	doc := e.srv.API().OpenAPI()
+	specs, err := deriveTools(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]toolSpec{}
+	for _, s := range specs {
+		tools[s.tool.Name] = s
+	}
+	var headers, arguments []string
+	for op := range api.Operations(doc) {
+		spec, ok := tools[op.OperationID]
+		for _, p := range op.Parameters {
+			if !ok || op.Method != "GET" || p.In != "header" {
+				continue
+			}
+			headers = append(headers, op.OperationID+" "+p.Name)
+			var schema struct{ Properties map[string]any }
+			if err := json.Unmarshal(spec.tool.RawInputSchema, &schema); err != nil {
+				t.Fatal(err)
+			}
+			if _, arg := schema.Properties[p.Name]; arg || slices.ContainsFunc(spec.params,
+				func(a param) bool { return a.name == p.Name }) {
+				arguments = append(arguments, op.OperationID+" "+p.Name)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"get-brand If-None-Match"}, headers); diff != "" {
+		t.Fatalf("header parameters of tools' GETs (-want +got):\n%s", diff)
+	}
+	if len(arguments) > 0 {
+		t.Fatalf("header parameters that became tool arguments: %v", arguments)
+	}
+}

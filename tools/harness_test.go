@@ -18,16 +18,14 @@ import (
 
 	"platformapi/api"
 	"platformapi/api/apitest"
-	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
 )
 
-// TestMain stops pgtest's embedded cluster, if it started one. Not
-// apitest.Main's status check: the operations answered here are mostly
-// in-process tool calls, whose 413 result_too_large (the MCP result
-// budget) is a tool error, never an HTTP answer, and the request metric
-// cannot tell them from REST requests.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// TestMain is apitest.Main: every status a test's server answered must be
+// declared by its operation, tool calls' in-process GETs included (their
+// 413 result_too_large, the MCP result budget, is a tool error, never an
+// HTTP answer, and apitest leaves it out: apitest.OverHTTP).
+func TestMain(m *testing.M) { apitest.Main(m) }
 
 const adminEmail = apitest.AdminEmail
 

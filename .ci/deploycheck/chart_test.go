@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 const chartDir = "../../deploy/helm/platformapi"
@@ -153,11 +154,68 @@ func TestChart_Refusals(t *testing.T) {
 			"secrets": map[string]any{"create": true, "databaseURL": "postgres://db/p"}}, "secrets.tokenPepper is required"},
 		{"node agent without node keys", map[string]any{"nodeAgent": map[string]any{"enabled": true}},
 			"nodeAgent.nodeKeysSecret is required"},
+		{"stop delay and drain past the grace period", serverValues("stopDelay", "15s"),
+			"server.stopDelay (15s) + server.requestTimeout (30s) + 2s = 47s exceeds " +
+				"server.terminationGracePeriodSeconds (45)"},
+		{"raised request timeout, grace period kept", serverValues("requestTimeout", "1m"),
+			"server.stopDelay (5s) + server.requestTimeout (1m) + 2s = 67s exceeds " +
+				"server.terminationGracePeriodSeconds (45)"},
+		{"grace period lowered", serverValues("terminationGracePeriodSeconds", 30),
+			"server.stopDelay (5s) + server.requestTimeout (30s) + 2s = 37s exceeds " +
+				"server.terminationGracePeriodSeconds (30)"},
+		{"request timeout in extraArgs", serverValues("extraArgs", []any{"--request-timeout=90s"}),
+			"set server.requestTimeout, not --request-timeout in server.extraArgs"},
+		{"stop delay in extraArgs", serverValues("extraArgs", []any{"--stop-delay", "40s"}),
+			"set server.stopDelay, not --stop-delay in server.extraArgs"},
+		{"request timeout 0: serve's 30s", map[string]any{"server": map[string]any{"stopDelay": "15s",
+			"requestTimeout": "0s"}}, "server.requestTimeout (0s, serve's 30s) + 2s = 47s exceeds"},
+		{"stop delay not a duration", serverValues("stopDelay", "5"),
+			`server.stopDelay "5" is not a duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Render(chartDir, tc.vals)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("render error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// serverValues are values setting one member of server.
+func serverValues(name string, v any) map[string]any {
+	return map[string]any{"server": map[string]any{name: v}}
+}
+
+// TestChart_StopBudget_FitsTheGracePeriod_Rendered: a stop delay and
+// request timeout whose drain ends within the grace period render, the
+// timeout passed to serve; exactly at the grace period is still in time.
+func TestChart_StopBudget_FitsTheGracePeriod_Rendered(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		server map[string]any
+		want   []string
+	}{
+		{"defaults", nil, []string{"--stop-delay=5s", "--request-timeout=30s"}},
+		{"raised together", map[string]any{"stopDelay": "10s", "requestTimeout": "1m0s",
+			"terminationGracePeriodSeconds": 72}, []string{"--stop-delay=10s", "--request-timeout=1m0s"}},
+		{"fractions", map[string]any{"stopDelay": "1.5s", "requestTimeout": "500ms",
+			"terminationGracePeriodSeconds": 4}, []string{"--stop-delay=1.5s", "--request-timeout=500ms"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var vals map[string]any
+			if tc.server != nil {
+				vals = map[string]any{"server": tc.server}
+			}
+			objs, _ := render(t, vals)
+			c := onlyContainer(t, get[*appsv1.Deployment](t, objs, "Deployment/platformapi").Spec.Template.Spec)
+			var got []string
+			for _, a := range c.Args {
+				if strings.HasPrefix(a, "--stop-delay=") || strings.HasPrefix(a, "--request-timeout=") {
+					got = append(got, a)
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Fatalf("stop arguments (-want +got):\n%s", d)
 			}
 		})
 	}

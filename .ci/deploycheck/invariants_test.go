@@ -78,25 +78,34 @@ func checkServer(t *testing.T, objs map[string]Object, replicas int32, secret st
 // delay, the drain (--request-timeout, 30 s, and 2 s) and the jobs' 2 s.
 func checkStopBudget(t *testing.T, spec corev1.PodSpec, args []string) {
 	t.Helper()
-	var delay time.Duration
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, "--stop-delay="); ok {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				t.Fatalf("server arg %q: %v", a, err)
-			}
-			delay = d
-		}
-	}
+	delay, timeout := durationArg(t, args, "--stop-delay"), durationArg(t, args, "--request-timeout")
 	if delay < 5*time.Second {
 		t.Errorf("server --stop-delay %v, want at least 5s (args %q)", delay, args)
 	}
-	const drain, jobs = 30*time.Second + 2*time.Second, 2 * time.Second
+	if timeout != 30*time.Second {
+		t.Errorf("server --request-timeout %v, want 30s (args %q)", timeout, args)
+	}
+	drain, jobs := timeout+2*time.Second, 2*time.Second
 	grace := spec.TerminationGracePeriodSeconds
 	if grace == nil || time.Duration(*grace)*time.Second < delay+drain+jobs {
 		t.Errorf("terminationGracePeriodSeconds %v, want at least %v (stop delay %v, drain %v, jobs %v)",
 			grace, delay+drain+jobs, delay, drain, jobs)
 	}
+}
+
+// durationArg is the duration of the argument flag=… in args (0 without).
+func durationArg(t *testing.T, args []string, flag string) time.Duration {
+	t.Helper()
+	var d time.Duration
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			var err error
+			if d, err = time.ParseDuration(v); err != nil {
+				t.Fatalf("server arg %q: %v", a, err)
+			}
+		}
+	}
+	return d
 }
 
 func onlyContainer(t *testing.T, spec corev1.PodSpec) corev1.Container {

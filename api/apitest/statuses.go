@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -60,7 +61,9 @@ func (e *Env) checkStatuses() {
 			}
 		}
 	}
-	declared := DeclaredStatuses(e.Server.API().OpenAPI())
+	oapi := e.Server.API().OpenAPI()
+	answered = OverHTTP(oapi, answered)
+	declared := DeclaredStatuses(oapi)
 	statuses.mu.Lock()
 	defer statuses.mu.Unlock()
 	if statuses.answered == nil {
@@ -96,6 +99,22 @@ func answerOf[L labelPair](labels []L) Answer {
 		}
 	}
 	return a
+}
+
+// OverHTTP is answered without the answers of oapi's operations that only
+// an in-process call (api.Invoke, an MCP tool call) gets and no HTTP client
+// ever does: a GET's api.StatusResultTooLarge (the tool's result budget,
+// which becomes the tool's error). Over HTTP a GET never answers 413 under
+// its operation: it reads no body, and the router's 413 comes before
+// routing. The request metric counts both kinds alike.
+func OverHTTP(oapi *huma.OpenAPI, answered map[Answer]string) map[Answer]string {
+	out := maps.Clone(answered)
+	for op := range api.Operations(oapi) {
+		if op.Method == http.MethodGet {
+			delete(out, Answer{op.OperationID, api.StatusResultTooLarge})
+		}
+	}
+	return out
 }
 
 // DeclaredStatuses lists each operation's numbered responses; "default"

@@ -44,3 +44,28 @@ func TestUnanswered_ListsDeclaredStatusesNoTestAnswered(t *testing.T) {
 		t.Errorf("Unanswered (-want +got):\n%s", diff)
 	}
 }
+
+// TestInProcessOnly_TheResultBudget413OfEachGET: an MCP tool call runs its
+// GET in-process with a result budget, and a result over it is 413
+// result_too_large, a tool error that is never an HTTP answer: such a 413
+// of a GET is not flagged; a GET's other undeclared statuses, and a 413
+// of another method, still are.
+func TestInProcessOnly_TheResultBudget413OfEachGET(t *testing.T) {
+	problem := &huma.Response{Description: "Problem"}
+	ok := map[string]*huma.Response{"200": {Description: "OK"}, "default": problem}
+	oapi := &huma.OpenAPI{Paths: map[string]*huma.PathItem{
+		"/things": {Get: &huma.Operation{OperationID: "list-things", Responses: ok},
+			Post: &huma.Operation{OperationID: "create-thing", Responses: ok}},
+	}}
+	answered := map[apitest.Answer]string{
+		{Operation: "list-things", Status: 200}:  "TestA",
+		{Operation: "list-things", Status: 413}:  "TestA", // the tool's result budget
+		{Operation: "list-things", Status: 409}:  "TestB",
+		{Operation: "create-thing", Status: 413}: "TestC",
+	}
+	got := apitest.Undeclared(apitest.DeclaredStatuses(oapi), apitest.OverHTTP(oapi, answered))
+	want := []apitest.Answer{{Operation: "create-thing", Status: 413}, {Operation: "list-things", Status: 409}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Undeclared (-want +got):\n%s", diff)
+	}
+}

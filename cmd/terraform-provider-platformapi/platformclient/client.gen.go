@@ -2794,6 +2794,12 @@ type ListAuditEventsParams struct {
 	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
 }
 
+// GetBrandParams defines parameters for GetBrand.
+type GetBrandParams struct {
+	// IfNoneMatch ETags the client holds ("<version>"; W/ allowed, compared weakly) or *: a current one is 304 Not Modified, no body
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // ReplaceBrandParams defines parameters for ReplaceBrand.
 type ReplaceBrandParams struct {
 	// IfMatch The brand's ETag ("<version>"); makes the PUT conditional: another version is 412 precondition_failed
@@ -3691,11 +3697,11 @@ type ClientInterface interface {
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
 	// Corresponds with GET /brand (the `GetBrand` operationId).
-	GetBrand(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetBrand(ctx context.Context, params *GetBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceBrandWithBody Replace the brand
 	//
-	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 	//
 	// Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 	//
@@ -3706,7 +3712,7 @@ type ClientInterface interface {
 
 	// ReplaceBrand Replace the brand
 	//
-	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 	//
 	// Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 	//
@@ -4754,8 +4760,8 @@ func (c *Client) GetAuditEvent(ctx context.Context, eventId string, reqEditors .
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
 // Corresponds with GET /brand (the `GetBrand` operationId).
-func (c *Client) GetBrand(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetBrandRequest(c.Server)
+func (c *Client) GetBrand(ctx context.Context, params *GetBrandParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBrandRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4768,7 +4774,7 @@ func (c *Client) GetBrand(ctx context.Context, reqEditors ...RequestEditorFn) (*
 
 // ReplaceBrandWithBody Replace the brand
 //
-// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 //
 // Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 //
@@ -4789,7 +4795,7 @@ func (c *Client) ReplaceBrandWithBody(ctx context.Context, params *ReplaceBrandP
 
 // ReplaceBrand Replace the brand
 //
-// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 //
 // Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 //
@@ -7252,7 +7258,7 @@ func NewGetAuditEventRequest(server string, eventId string) (*http.Request, erro
 }
 
 // NewGetBrandRequest constructs an http.Request for the GetBrand method
-func NewGetBrandRequest(server string) (*http.Request, error) {
+func NewGetBrandRequest(server string, params *GetBrandParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7273,6 +7279,21 @@ func NewGetBrandRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -10255,11 +10276,11 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /brand (the `GetBrand` operationId).
-	GetBrandWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBrandResponse, error)
+	GetBrandWithResponse(ctx context.Context, params *GetBrandParams, reqEditors ...RequestEditorFn) (*GetBrandResponse, error)
 
 	// ReplaceBrandWithBodyWithResponse Replace the brand
 	//
-	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 	//
 	// Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 	//
@@ -10270,7 +10291,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplaceBrandWithResponse Replace the brand
 	//
-	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+	// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 	//
 	// Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 	//
@@ -14346,6 +14367,15 @@ type GetBrandResponse200Headers struct {
 	XRequestID         *string
 }
 
+// GetBrandResponse304Headers the declared response headers of an HTTP 304 response for GetBrand
+type GetBrandResponse304Headers struct {
+	ETag               *string
+	RateLimitLimit     *int32
+	RateLimitPolicy    *string
+	RateLimitRemaining *int32
+	XRequestID         *string
+}
+
 // GetBrandResponse400Headers the declared response headers of an HTTP 400 response for GetBrand
 type GetBrandResponse400Headers struct {
 	RateLimitLimit     *int32
@@ -14414,6 +14444,8 @@ type GetBrandResponse struct {
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBrandResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetBrandResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetBrandResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -14540,6 +14572,7 @@ type ReplaceBrandResponse408Headers struct {
 
 // ReplaceBrandResponse412Headers the declared response headers of an HTTP 412 response for ReplaceBrand
 type ReplaceBrandResponse412Headers struct {
+	ETag               *string
 	RateLimitLimit     *int32
 	RateLimitPolicy    *string
 	RateLimitRemaining *int32
@@ -23605,8 +23638,8 @@ func (c *ClientWithResponses) GetAuditEventWithResponse(ctx context.Context, eve
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /brand (the `GetBrand` operationId).
-func (c *ClientWithResponses) GetBrandWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBrandResponse, error) {
-	rsp, err := c.GetBrand(ctx, reqEditors...)
+func (c *ClientWithResponses) GetBrandWithResponse(ctx context.Context, params *GetBrandParams, reqEditors ...RequestEditorFn) (*GetBrandResponse, error) {
+	rsp, err := c.GetBrand(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -23615,7 +23648,7 @@ func (c *ClientWithResponses) GetBrandWithResponse(ctx context.Context, reqEdito
 
 // ReplaceBrandWithBodyWithResponse Replace the brand
 //
-// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 //
 // Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 //
@@ -23632,7 +23665,7 @@ func (c *ClientWithResponses) ReplaceBrandWithBodyWithResponse(ctx context.Conte
 
 // ReplaceBrandWithResponse Replace the brand
 //
-// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
+// Replaces every writable member (send all back as read to change one; null clears an asset). The read-only members (first_party, attribution, version, updated_at) are accepted only with their current value (else 422 read_only_field). With If-Match (or a sent version) the PUT is conditional: a stale one is 412 precondition_failed with the current ETag, and nothing changes. favicon_asset_id must name an asset of kind favicon and logo_asset_id one of kind logo (else 422 brand_asset_invalid). A PUT that changes nothing keeps the version.
 //
 // Permission: any one of `brand-write-global`. Licence: needs a licence that is valid or in grace (403 `licence_required`, `licence_locked`) and includes the feature `brand` (403 `licence_restricted`).
 //
@@ -30695,6 +30728,9 @@ func ParseGetBrandResponse(rsp *http.Response) (*GetBrandResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -30785,6 +30821,44 @@ func ParseGetBrandResponse(rsp *http.Response) (*GetBrandResponse, error) {
 			headers.XRequestID = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetBrandResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetBrandResponse400Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -31202,6 +31276,13 @@ func ParseReplaceBrandResponse(rsp *http.Response) (*ReplaceBrandResponse, error
 		response.Headers408 = &headers
 	case rsp.StatusCode == 412:
 		var headers ReplaceBrandResponse412Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

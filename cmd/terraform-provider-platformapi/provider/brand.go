@@ -67,7 +67,7 @@ var brandKind = &kind{
 		return rec, false, err
 	},
 	read: func(ctx context.Context, c *Client, _ string) (record, error) {
-		res, err := c.api.GetBrandWithResponse(ctx)
+		res, err := c.api.GetBrandWithResponse(ctx, &platformclient.GetBrandParams{}) // no If-None-Match: the body
 		if err != nil {
 			return nil, err
 		}

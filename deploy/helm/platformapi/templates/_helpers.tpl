@@ -85,3 +85,44 @@ app.kubernetes.io/component: node-agent
       key: REDIS_URL
       optional: {{ not (eq (include "platformapi.redisRequired" .) "true") }}
 {{- end }}
+
+{{/* Seconds (a number) of the Go duration (dict "name" <value's name> "value" <value>): 5s, 1m30s, 500ms; fails naming the value when it is none. */}}
+{{- define "platformapi.seconds" -}}
+{{- $v := toString .value }}
+{{- $num := "([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" }}
+{{- $unit := "(ns|us|µs|ms|s|m|h)" }}
+{{- if not (regexMatch (printf "^(0|(%s%s)+)$" $num $unit) $v) }}
+{{- fail (printf "%s %q is not a duration (a number and a unit: 5s, 1m30s, 500ms)" .name $v) }}
+{{- end }}
+{{- $scale := dict "ns" 1e-9 "us" 1e-6 "µs" 1e-6 "ms" 1e-3 "s" 1.0 "m" 60.0 "h" 3600.0 }}
+{{- $total := 0.0 }}
+{{- range regexFindAll (printf "%s%s" $num $unit) $v -1 }}
+{{- $n := regexFind "^[0-9.]+" . }}
+{{- $total = addf $total (mulf (float64 $n) (get $scale (trimPrefix $n .))) }}
+{{- end }}
+{{- $total }}
+{{- end }}
+
+{{/* Refuses a stop budget the kubelet would cut short: server.stopDelay (serving while not ready), then the drain of serve (server.requestTimeout, 0 meaning its 30 s, and 2 s for the answers) must end within server.terminationGracePeriodSeconds, after which the kubelet kills the pod. extraArgs may not set either flag past the check. */}}
+{{- define "platformapi.checkStopBudget" -}}
+{{- range .Values.server.extraArgs }}
+{{- $arg := toString . }}
+{{- range $flag, $value := dict "--request-timeout" "server.requestTimeout" "--stop-delay" "server.stopDelay" }}
+{{- if or (eq $arg $flag) (hasPrefix (print $flag "=") $arg) }}
+{{- fail (printf "set %s, not %s in server.extraArgs: the chart checks it against server.terminationGracePeriodSeconds" $value $flag) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $s := .Values.server }}
+{{- $delay := include "platformapi.seconds" (dict "name" "server.stopDelay" "value" $s.stopDelay) | float64 }}
+{{- $timeout := include "platformapi.seconds" (dict "name" "server.requestTimeout" "value" $s.requestTimeout) | float64 }}
+{{- $shown := toString $s.requestTimeout }}
+{{- if eq $timeout 0.0 }}
+{{- $timeout = 30.0 }}
+{{- $shown = printf "%s, serve's 30s" $shown }}
+{{- end }}
+{{- $stop := addf $delay $timeout 2 }}
+{{- if gt $stop (float64 $s.terminationGracePeriodSeconds) }}
+{{- fail (printf "server.stopDelay (%v) + server.requestTimeout (%s) + 2s = %vs exceeds server.terminationGracePeriodSeconds (%v): the kubelet would kill a stopping pod while it drains; raise server.terminationGracePeriodSeconds to %v or more (%v leaves running jobs their 2 s too), or lower the others" $s.stopDelay $shown $stop $s.terminationGracePeriodSeconds (ceil $stop) (add (ceil $stop) 2)) }}
+{{- end }}
+{{- end }}
