@@ -19,6 +19,14 @@ type User struct {
 	DeactivatedAt *time.Time `json:"deactivated_at"`
 }
 
+// RoleChange is a person after a role was given or taken away, and
+// whether the role set changed: a role given again, or taken from a person
+// who does not hold it, changes nothing (and is audited as nothing).
+type RoleChange struct {
+	User
+	Changed bool `json:"changed"`
+}
+
 // Role is a named set of permission keys held by people.
 type Role struct {
 	Name        string    `json:"name"`
@@ -70,8 +78,8 @@ type Portal interface {
 	SetAPIEnabled(ctx context.Context, by Actor, enabled bool) (Settings, error)
 	CreateUser(ctx context.Context, by Actor, u NewUser) (User, error)
 	CreateRole(ctx context.Context, by Actor, r Role) (Role, error)
-	GrantRole(ctx context.Context, by Actor, email, role string) (User, error)
-	RevokeRole(ctx context.Context, by Actor, email, role string) (User, error)
+	GrantRole(ctx context.Context, by Actor, email, role string) (RoleChange, error)
+	RevokeRole(ctx context.Context, by Actor, email, role string) (RoleChange, error)
 	ListRoles(ctx context.Context) ([]Role, error)
 	CreateServiceAccount(ctx context.Context, by Actor, sa NewServiceAccount) (ServiceAccount, error)
 	CreateToken(ctx context.Context, by Actor, t NewToken) (MintedToken, error)

@@ -154,14 +154,18 @@ func (h *Handler) switchAPI(r *http.Request, by resources.Actor, form url.Values
 	return map[bool]string{true: "api-enabled", false: "api-disabled"}[on], err
 }
 
-// changeRole gives a person a role or takes it away (needs admin).
+// changeRole gives a person a role or takes it away (needs admin); a
+// change that changes nothing (held already, not held) says so.
 func (h *Handler) changeRole(grant bool) func(*http.Request, resources.Actor, url.Values) (string, error) {
 	return func(r *http.Request, by resources.Actor, form url.Values) (string, error) {
-		change, key := h.cfg.Actions.RevokeRole, "role-revoked"
+		change, key, same := h.cfg.Actions.RevokeRole, "role-revoked", "role-not-held"
 		if grant {
-			change, key = h.cfg.Actions.GrantRole, "role-granted"
+			change, key, same = h.cfg.Actions.GrantRole, "role-granted", "role-already-held"
 		}
-		_, err := change(r.Context(), by, strings.TrimSpace(form.Get("email")), strings.TrimSpace(form.Get("role")))
+		rc, err := change(r.Context(), by, strings.TrimSpace(form.Get("email")), strings.TrimSpace(form.Get("role")))
+		if err == nil && !rc.Changed {
+			key = same
+		}
 		return key, err
 	}
 }
