@@ -78,13 +78,14 @@ func TestUsers_RoleChangesThatChangeNothing_NoOpWithoutAuditRow(t *testing.T) {
 		}
 		return n
 	}
+	type changeFunc = func(context.Context, resources.Actor, string, string) (resources.RoleChange, error)
 	type result struct {
 		Roles   []string
 		Changed bool
 	}
 	steps := []struct {
 		name   string
-		change func(context.Context, resources.Actor, string, string) (resources.RoleChange, error)
+		change changeFunc
 		role   string
 		want   result
 		events int
@@ -106,8 +107,7 @@ func TestUsers_RoleChangesThatChangeNothing_NoOpWithoutAuditRow(t *testing.T) {
 			t.Errorf("%s: %d role events, want %d", s.name, n, s.events)
 		}
 	}
-	for _, change := range []func(context.Context, resources.Actor, string, string) (resources.RoleChange,
-		error){e.Portal.GrantRole, e.Portal.RevokeRole} {
+	for _, change := range []changeFunc{e.Portal.GrantRole, e.Portal.RevokeRole} {
 		_, err := change(ctx, admin, "ann@example.test", "audtor")
 		var re *resources.Error
 		if !errors.As(err, &re) || re.Code != resources.CodeRoleNotFound ||

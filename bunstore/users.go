@@ -122,7 +122,8 @@ func addRole(ctx context.Context, tx bun.Tx, userID int64, role string) error {
 // role_not_found, field roles, naming it).
 func roleExists(ctx context.Context, tx bun.Tx, role string) error {
 	var exists bool
-	if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM roles WHERE name = ?)", role).Scan(ctx, &exists); err != nil {
+	err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM roles WHERE name = ?)", role).Scan(ctx, &exists)
+	if err != nil {
 		return err
 	}
 	if !exists {
@@ -176,14 +177,16 @@ func (s *Store) ListRoles(ctx context.Context) ([]resources.Role, error) {
 // PATCH /users with the same role set is: giving a role held, or taking
 // away one not held, changes nothing (Changed false), writes no audit row
 // and publishes nothing; a role the catalogue lacks is 422 role_not_found.
-func (s *Store) GrantRole(ctx context.Context, by resources.Actor, email, role string) (resources.RoleChange, error) {
+func (s *Store) GrantRole(ctx context.Context, by resources.Actor, email, role string,
+) (resources.RoleChange, error) {
 	return s.changeRoles(ctx, by, email, "user.role_grant", func(tx bun.Tx, id int64) error {
 		return addRole(ctx, tx, id, role)
 	})
 }
 
 // RevokeRole removes a role from a person (see GrantRole).
-func (s *Store) RevokeRole(ctx context.Context, by resources.Actor, email, role string) (resources.RoleChange, error) {
+func (s *Store) RevokeRole(ctx context.Context, by resources.Actor, email, role string,
+) (resources.RoleChange, error) {
 	return s.changeRoles(ctx, by, email, "user.role_revoke", func(tx bun.Tx, id int64) error {
 		return guardAdministrators(ctx, tx, id, func() error {
 			res, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)

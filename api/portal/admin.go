@@ -49,10 +49,10 @@ func (h *Handler) routeAdmin(mux *http.ServeMux) {
 	}{
 		{"api", "portal-api-switch", "switching the API", "turns the API and MCP on or off (`enabled`)",
 			h.switchAPI},
-		{"roles/grant", "portal-role-grant", "giving a role", "gives the person `email` the `role`",
-			h.changeRole(true)},
-		{"roles/revoke", "portal-role-revoke", "taking a role", "takes the `role` from the person `email`",
-			h.changeRole(false)},
+		{"roles/grant", "portal-role-grant", "giving a role", "gives the person `email` the `role` " +
+			"(held already: nothing changes, and the page says so)", h.changeRole(true)},
+		{"roles/revoke", "portal-role-revoke", "taking a role", "takes the `role` from the person " +
+			"`email` (not held: nothing changes, and the page says so)", h.changeRole(false)},
 		{"licence", "portal-licence-install", "installing a licence",
 			"verifies and installs a licence `bundle` (`licence-admin-global` or `admin`)", h.installLicence},
 		{"users", "portal-user-create", "creating a person", "creates a person (`email`, `name`, `roles`)",
@@ -162,7 +162,8 @@ func (h *Handler) changeRole(grant bool) func(*http.Request, resources.Actor, ur
 		if grant {
 			change, key, same = h.cfg.Actions.GrantRole, "role-granted", "role-already-held"
 		}
-		rc, err := change(r.Context(), by, strings.TrimSpace(form.Get("email")), strings.TrimSpace(form.Get("role")))
+		email, role := strings.TrimSpace(form.Get("email")), strings.TrimSpace(form.Get("role"))
+		rc, err := change(r.Context(), by, email, role)
 		if err == nil && !rc.Changed {
 			key = same
 		}

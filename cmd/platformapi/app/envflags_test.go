@@ -243,6 +243,6 @@ func TestNodeAgent_ServerGlobalFlag_RefusedNamingTheFlag(t *testing.T) {
 	}
 	args := append([]string{"node-agent", "--log-level", "debug"}, own...)
 	if _, err := execute(t, args...); err == nil || strings.Contains(err.Error(), "unknown flag") {
-		t.Errorf("--log-level, the one global flag the agent takes: %v, want the agent's own refusal", err)
+		t.Errorf("--log-level, the one global flag the agent takes: %v, want the agent's refusal", err)
 	}
 }

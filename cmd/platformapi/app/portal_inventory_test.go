@@ -206,7 +206,8 @@ func TestPortalRoles_GrantOrRevokeTwice_SecondIsANoOpThatSaysSo(t *testing.T) {
 		{"revoke", []any{}, false, 2},
 	}
 	for i, s := range steps {
-		out := c.ok("portal", "role", s.verb, "auditor", "--user", "ann@example.test", "--as", "root@example.test")
+		out := c.ok("portal", "role", s.verb, "auditor", "--user", "ann@example.test",
+			"--as", "root@example.test")
 		got := map[string]any{"email": out["email"], "roles": out["roles"], "changed": out["changed"]}
 		want := map[string]any{"email": "ann@example.test", "roles": s.roles, "changed": s.changed}
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -217,7 +218,8 @@ func TestPortalRoles_GrantOrRevokeTwice_SecondIsANoOpThatSaysSo(t *testing.T) {
 		}
 	}
 	for _, verb := range []string{"grant", "revoke"} {
-		e := c.refused(resources.CodeRoleNotFound, "portal", "role", verb, "audtor", "--user", "ann@example.test")
+		e := c.refused(resources.CodeRoleNotFound, "portal", "role", verb, "audtor",
+			"--user", "ann@example.test")
 		if !strings.Contains(e.Detail, `"audtor"`) {
 			t.Errorf("%s of an unknown role: %q does not name it", verb, e.Detail)
 		}
