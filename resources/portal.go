@@ -62,10 +62,14 @@ type NewToken struct {
 }
 
 // MintedToken is a freshly minted token: its record and its value, which is
-// shown this once and never stored.
+// shown this once and never stored. SameNameLive are the ids of the
+// owner's other live tokens (not revoked, not expired) of the same name,
+// ascending: names are labels and may repeat (a rotation holds two for a
+// while), so each answer that mints says which others the name covers.
 type MintedToken struct {
-	Token APIToken
-	Value string
+	Token        APIToken
+	Value        string
+	SameNameLive []int64
 }
 
 // Portal carries out the actions reserved to a signed-in person. Each one
