@@ -53,10 +53,24 @@ func (m TokenMinter) CreateToken(ctx context.Context, by resources.Actor, t reso
 		}
 		row.OwnerEmail, row.OwnerName = owner.Email, owner.Name
 		out.Token = row.token()
+		if out.SameNameLive, err = m.sameNameLive(ctx, tx, row); err != nil {
+			return err
+		}
 		return m.writeAudit(ctx, tx, auditEntry{actor: sessionOf(by, minter), action: "api_token.create",
 			entityType: "api_token", entityID: idString(row.ID), after: row})
 	})
 	return out, m.published(ctx, err, resources.TokenChanged(out.Token.ID)) // replicas' live tokens
+}
+
+// sameNameLive are the ids of the other live tokens (not revoked, not
+// expired) of row's owner that carry row's name, ascending: the one place
+// that says which tokens a repeated name covers (portal page and CLI).
+func (m TokenMinter) sameNameLive(ctx context.Context, tx bun.Tx, row *tokenRow) ([]int64, error) {
+	ids := []int64{}
+	err := tx.NewRaw(`SELECT id FROM api_tokens WHERE name = ? AND id <> ? AND revoked_at IS NULL
+		AND expires_at > ? AND (user_id = ? OR service_account_id = ?) ORDER BY id`,
+		row.Name, row.ID, m.now(), row.UserID, row.ServiceAccountID).Scan(ctx, &ids)
+	return ids, err
 }
 
 // tokenOwner prepares the row's owner: the minter, or the service account.

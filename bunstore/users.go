@@ -112,14 +112,22 @@ func addRole(ctx context.Context, tx bun.Tx, userID int64, role string) error {
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		var exists bool
-		if err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM roles WHERE name = ?)", role).Scan(ctx, &exists); err != nil {
-			return err
-		}
-		if !exists {
-			return resources.Invalid("roles", resources.CodeRoleNotFound, "no role %q", role)
-		}
+	if n, _ := res.RowsAffected(); n == 0 { // held already, or no such role
+		return roleExists(ctx, tx, role)
+	}
+	return nil
+}
+
+// roleExists refuses a role name the catalogue does not have (422
+// role_not_found, field roles, naming it).
+func roleExists(ctx context.Context, tx bun.Tx, role string) error {
+	var exists bool
+	err := tx.NewRaw("SELECT EXISTS (SELECT 1 FROM roles WHERE name = ?)", role).Scan(ctx, &exists)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return resources.Invalid("roles", resources.CodeRoleNotFound, "no role %q", role)
 	}
 	return nil
 }
@@ -165,30 +173,39 @@ func (s *Store) ListRoles(ctx context.Context) ([]resources.Role, error) {
 }
 
 // GrantRole gives a person a role; RevokeRole takes it away. Both take effect
-// on the person's tokens at their next request.
-func (s *Store) GrantRole(ctx context.Context, by resources.Actor, email, role string) (resources.User, error) {
-	return s.changeRoles(ctx, by, email, "user.role_grant", func(tx bun.Tx, id int64) error { return addRole(ctx, tx, id, role) })
+// on the person's tokens at their next request. Each is idempotent, as a
+// PATCH /users with the same role set is: giving a role held, or taking
+// away one not held, changes nothing (Changed false), writes no audit row
+// and publishes nothing; a role the catalogue lacks is 422 role_not_found.
+func (s *Store) GrantRole(ctx context.Context, by resources.Actor, email, role string,
+) (resources.RoleChange, error) {
+	return s.changeRoles(ctx, by, email, "user.role_grant", func(tx bun.Tx, id int64) error {
+		return addRole(ctx, tx, id, role)
+	})
 }
 
 // RevokeRole removes a role from a person (see GrantRole).
-func (s *Store) RevokeRole(ctx context.Context, by resources.Actor, email, role string) (resources.User, error) {
+func (s *Store) RevokeRole(ctx context.Context, by resources.Actor, email, role string,
+) (resources.RoleChange, error) {
 	return s.changeRoles(ctx, by, email, "user.role_revoke", func(tx bun.Tx, id int64) error {
 		return guardAdministrators(ctx, tx, id, func() error {
 			res, err := tx.NewRaw("DELETE FROM user_roles WHERE user_id = ? AND role = ?", id, role).Exec(ctx)
 			if err != nil {
 				return err
 			}
-			if n, err := res.RowsAffected(); err == nil && n == 0 {
-				return resources.Invalid("role", resources.CodeValidationFailed,
-					"%s does not hold the role %q: nothing to take away", email, role)
+			if n, _ := res.RowsAffected(); n == 0 { // not held: nothing to take away
+				return roleExists(ctx, tx, role)
 			}
 			return nil
 		})
 	})
 }
 
-func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, action string, change func(bun.Tx, int64) error) (resources.User, error) {
-	var out resources.User
+// changeRoles runs change on the person's roles as an administrator and
+// audits it when the role set differs after it.
+func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, action string,
+	change func(bun.Tx, int64) error) (resources.RoleChange, error) {
+	var out resources.RoleChange
 	err := s.inTx(ctx, func(tx bun.Tx) error {
 		actor, err := actorFor(ctx, tx, by, resources.PermAdmin)
 		if err != nil {
@@ -205,14 +222,17 @@ func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, acti
 		if err != nil {
 			return err
 		}
-		out = after.user()
-		if slices.Equal(before.Roles, after.Roles) { // a role given again: nothing was written
+		out = resources.RoleChange{User: after.user(), Changed: !slices.Equal(before.Roles, after.Roles)}
+		if !out.Changed {
 			return nil
 		}
 		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "user",
 			entityID: idString(after.ID), before: before, after: after})
 	})
-	return out, s.published(ctx, err, resources.PrincipalChanged(resources.PrincipalUser, out.ID))
+	if err != nil || !out.Changed {
+		return out, err
+	}
+	return out, s.published(ctx, nil, resources.PrincipalChanged(resources.PrincipalUser, out.ID))
 }
 
 // userRoles is the sorted role names of the person u, as a SQL expression.

@@ -61,12 +61,12 @@ func (r *run) agentTurn(ctx context.Context, i int, s *session, t Turn) error {
 	r.res.Answers = append(r.res.Answers, answer)
 	if t.Answer != nil {
 		for _, f := range judgeAnswer(*t.Answer, answer) {
-			r.fail("turns[%d]: %s", i, f)
+			r.failAt(r.file.line("turns", i, "answer"), "turns[%d]: %s", i, f)
 		}
 	}
 	if t.Trajectory != nil {
 		if msg := judgeTrajectory(*t.Trajectory, names); msg != "" {
-			r.fail("turns[%d]: %s", i, msg)
+			r.failAt(r.file.line("turns", i, "trajectory"), "turns[%d]: %s", i, msg)
 		}
 	}
 	return nil

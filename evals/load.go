@@ -162,6 +162,37 @@ func (f *SuiteFile) fault(loc []string, format string, args ...any) *FileError {
 	return &FileError{File: f.Path, Line: line, Member: member, Msg: fmt.Sprintf(format, args...)}
 }
 
+// line is the line in the file of the member at loc (keys and indexes,
+// e.g. "turns", 0, "calls", 1, "expect"): of the deepest of them present,
+// so a member left out gives the line of the one holding it (1: the file).
+func (f *SuiteFile) line(loc ...any) int {
+	segs := make([]string, len(loc))
+	for i, s := range loc {
+		segs[i] = fmt.Sprint(s)
+	}
+	_, line := locate(f.root, segs)
+	return line
+}
+
+// atLine is an error that ends a run, with the suite file's line it
+// concerns (the step, call or member that broke).
+type atLine struct {
+	line int
+	err  error
+}
+
+func (e *atLine) Error() string { return e.err.Error() }
+func (e *atLine) Unwrap() error { return e.err }
+
+// lineOf is the line an error carries (atLine), else def.
+func lineOf(err error, def int) int {
+	var at *atLine
+	if errors.As(err, &at) {
+		return at.line
+	}
+	return def
+}
+
 // locate walks loc through the YAML tree: the member path in dotted form
 // (turns[0].calls[1]) and the line of the key or item found last.
 func locate(n *yaml.Node, loc []string) (string, int) {

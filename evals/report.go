@@ -34,8 +34,12 @@ type SuiteResult struct {
 
 // RunResult is one run of a suite.
 type RunResult struct {
-	Pass       bool          `json:"pass"`
-	Reasons    []string      `json:"reasons,omitempty"`
+	Pass    bool     `json:"pass"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Lines are the suite file's line of each reason, index for index: the
+	// failing path check or expectation member, the capture, else the
+	// call, setup step or turn (1: the file as a whole).
+	Lines      []int         `json:"reason_lines,omitempty"`
 	Calls      int           `json:"calls"`
 	TokensRead int           `json:"tokens_read"`
 	Tools      []CallSummary `json:"tools"`
@@ -117,8 +121,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	for _, s := range r.Suites {
 		for i, run := range s.Runs {
-			for _, reason := range run.Reasons {
-				fmt.Fprintf(w, "%s: %s run %d: %s\n", s.File, s.Suite, i+1, reason)
+			for k, reason := range run.Reasons {
+				at := s.File
+				if k < len(run.Lines) && run.Lines[k] > 0 {
+					at = fmt.Sprintf("%s:%d", s.File, run.Lines[k])
+				}
+				fmt.Fprintf(w, "%s: %s run %d: %s\n", at, s.Suite, i+1, reason)
 			}
 		}
 	}

@@ -85,11 +85,11 @@ func (r *run) play(ctx context.Context) RunResult {
 	start := time.Now()
 	r.res.Tools = []CallSummary{}
 	if err := r.prepare(ctx); err != nil {
-		r.fail("fixture: %v", err)
+		r.failAt(lineOf(err, r.file.line("fixture")), "fixture: %v", err)
 	} else {
 		for i, t := range r.file.Suite.Turns {
 			if err := r.turn(ctx, i, t); err != nil {
-				r.fail("turns[%d]: %v", i, err)
+				r.failAt(lineOf(err, r.file.line("turns", i)), "turns[%d]: %v", i, err)
 				break
 			}
 		}
@@ -106,8 +106,10 @@ func (r *run) play(ctx context.Context) RunResult {
 	return r.res
 }
 
-func (r *run) fail(format string, args ...any) {
+// failAt records a reason and the suite file's line it concerns.
+func (r *run) failAt(line int, format string, args ...any) {
 	r.res.Reasons = append(r.res.Reasons, fmt.Sprintf(format, args...))
+	r.res.Lines = append(r.res.Lines, line)
 }
 
 // prepare picks the suite's token, opens its MCP session (so the setup
@@ -115,14 +117,15 @@ func (r *run) fail(format string, args ...any) {
 func (r *run) prepare(ctx context.Context) error {
 	var err error
 	if r.token, err = r.suiteToken(ctx); err != nil {
-		return err
+		return &atLine{r.file.line("fixture", "token"), err}
 	}
 	if _, err := r.session(ctx, r.token); err != nil {
 		return err
 	}
 	for i, st := range r.file.Suite.Fixture.Setup {
 		if err := r.step(ctx, st); err != nil {
-			return fmt.Errorf("setup[%d] %s: %w", i, st.Name, err)
+			err = fmt.Errorf("setup[%d] %s: %w", i, st.Name, err)
+			return &atLine{r.file.line("fixture", "setup", i), err}
 		}
 	}
 	return nil
@@ -170,7 +173,7 @@ func (r *run) revokeMinted(ctx context.Context) {
 		return
 	}
 	if _, err := r.target.Portal(ctx, []string{"token", "revoke", r.minted, "--as", r.mintedAs}); err != nil {
-		r.fail("revoking the run's token: %v", err)
+		r.failAt(r.file.line("fixture", "token"), "revoking the run's token: %v", err)
 	}
 }
 

@@ -27,10 +27,24 @@ func (r *run) turn(ctx context.Context, i int, t Turn) error {
 	return r.agentTurn(ctx, i, s, t)
 }
 
+// callAt is where a scripted call is: its label in reasons and its
+// position in the suite file (turns, i, calls, j) for their lines.
+type callAt struct {
+	label string
+	loc   []any
+}
+
+// line is the file's line of the call's member under sub (the call's
+// own line when sub is absent from the file).
+func (r *run) line(at callAt, sub ...any) int {
+	return r.file.line(append(at.loc[:len(at.loc):len(at.loc)], sub...)...)
+}
+
 // scripted plays the turn's calls and checks each result.
 func (r *run) scripted(ctx context.Context, i int, s *session, t Turn) error {
 	for j, c := range t.Calls {
-		at := fmt.Sprintf("turns[%d].calls[%d] %s", i, j, c.Tool)
+		at := callAt{label: fmt.Sprintf("turns[%d].calls[%d] %s", i, j, c.Tool),
+			loc: []any{"turns", i, "calls", j}}
 		var err error
 		if c.ForEach != nil {
 			err = r.forEach(ctx, s, at, c)
@@ -45,21 +59,24 @@ func (r *run) scripted(ctx context.Context, i int, s *session, t Turn) error {
 }
 
 // playCall renders the call's args with vs, makes the call, checks the
-// result and captures from it; failures are reasons labelled at.
-func (r *run) playCall(ctx context.Context, s *session, at string, c Call, vs vars) error {
+// result and captures from it; failures are reasons labelled at, each
+// with the line of the expectation or capture that failed.
+func (r *run) playCall(ctx context.Context, s *session, at callAt, c Call, vs vars) error {
 	args, err := vs.value(anyMap(c.Args))
 	if err != nil {
-		return fmt.Errorf("%s: %w", at, err)
+		return &atLine{r.line(at, "args"), fmt.Errorf("%s: %w", at.label, err)}
 	}
 	res, err := r.call(ctx, s, c.Tool, args.(map[string]any))
 	if err != nil {
-		return err
+		return &atLine{r.line(at), err}
 	}
-	for _, f := range r.expect(ctx, s, c, res) {
-		r.fail("%s: %s", at, f)
+	for _, f := range r.expect(ctx, s, at, c, res) {
+		r.failAt(f.line, "%s: %s", at.label, f.text)
 	}
-	for _, f := range r.vars.capture(c.Capture, res.Doc) {
-		r.fail("%s: %s", at, f)
+	for _, name := range sortedKeys(c.Capture) {
+		for _, f := range r.vars.capture(map[string]string{name: c.Capture[name]}, res.Doc) {
+			r.failAt(r.line(at, "capture", name), "%s: %s", at.label, f)
+		}
 	}
 	return nil
 }
@@ -68,26 +85,28 @@ func (r *run) playCall(ctx context.Context, s *session, at string, c Call, vs va
 // to its name; each failure names the element (as[index] = value). A
 // value that is not a list, or one longer than MaxForEach, fails the call
 // without making it; an empty list makes no call.
-func (r *run) forEach(ctx context.Context, s *session, at string, c Call) error {
+func (r *run) forEach(ctx context.Context, s *session, at callAt, c Call) error {
 	ref, _ := onlyTemplate(c.ForEach.In)
 	val, err := r.vars.lookup(ref)
 	if err != nil {
-		return fmt.Errorf("%s: for_each: %w", at, err)
+		return &atLine{r.line(at, "for_each"), fmt.Errorf("%s: for_each: %w", at.label, err)}
 	}
 	list, ok := val.([]any)
+	line := r.line(at, "for_each")
 	switch {
 	case !ok:
-		r.fail("%s: for_each: {{%s}} is %s, not a list", at, ref, brief(val))
+		r.failAt(line, "%s: for_each: {{%s}} is %s, not a list", at.label, ref, brief(val))
 		return nil
 	case len(list) > MaxForEach:
-		r.fail("%s: for_each: {{%s}} holds %d elements, more than %d", at, ref, len(list), MaxForEach)
+		r.failAt(line, "%s: for_each: {{%s}} holds %d elements, more than %d", at.label, ref,
+			len(list), MaxForEach)
 		return nil
 	}
 	for k, e := range list {
 		vs := maps.Clone(r.vars)
 		vs[c.ForEach.As] = e
-		label := fmt.Sprintf("%s, %s[%d] = %s", at, c.ForEach.As, k, cut(brief(e), 80))
-		if err := r.playCall(ctx, s, label, c, vs); err != nil {
+		label := fmt.Sprintf("%s, %s[%d] = %s", at.label, c.ForEach.As, k, cut(brief(e), 80))
+		if err := r.playCall(ctx, s, callAt{label, at.loc}, c, vs); err != nil {
 			return err
 		}
 	}
@@ -106,31 +125,48 @@ func (r *run) call(ctx context.Context, s *session, tool string, args map[string
 	return res, nil
 }
 
-// expect checks one result against the call's expectations.
-func (r *run) expect(ctx context.Context, s *session, c Call, res CallResult) []string {
-	var fails []string
+// failure is one failed expectation and the suite file's line of it.
+type failure struct {
+	line int
+	text string
+}
+
+// expect checks one result against the call's expectations; each failure
+// has the line of its member (expect.code, expect.json[k], …), else the
+// line of expect or of the call.
+func (r *run) expect(ctx context.Context, s *session, at callAt, c Call, res CallResult) []failure {
+	var fails []failure
+	add := func(texts []string, member ...any) {
+		for _, t := range texts {
+			fails = append(fails, failure{r.line(at, append([]any{"expect"}, member...)...), t})
+		}
+	}
 	e := c.Expect
 	wantErr := e.Code != "" || (e.IsError != nil && *e.IsError)
 	if res.IsError != wantErr {
-		fails = append(fails, fmt.Sprintf("is_error is %v, want %v (%s)", res.IsError, wantErr, cut(res.Text, 160)))
-	}
-	if e.Code != "" {
-		if got := problemCode(res.Doc); got != e.Code {
-			fails = append(fails, fmt.Sprintf("problem code is %q, want %q", got, e.Code))
+		member := "is_error"
+		if e.IsError == nil && e.Code != "" { // code implies is_error
+			member = "code"
 		}
+		add([]string{fmt.Sprintf("is_error is %v, want %v (%s)", res.IsError, wantErr,
+			cut(res.Text, 160))}, member)
+	}
+	if got := problemCode(res.Doc); e.Code != "" && got != e.Code {
+		add([]string{fmt.Sprintf("problem code is %q, want %q", got, e.Code)}, "code")
 	}
 	if e.MaxTokens > 0 && res.Tokens > e.MaxTokens {
-		fails = append(fails, fmt.Sprintf("result is %d estimated tokens, more than %d", res.Tokens, e.MaxTokens))
+		add([]string{fmt.Sprintf("result is %d estimated tokens, more than %d", res.Tokens,
+			e.MaxTokens)}, "max_tokens")
 	}
 	if e.Valid {
-		fails = append(fails, r.valid(ctx, s, c.Tool, res)...)
+		add(r.valid(ctx, s, c.Tool, res), "valid")
 	}
-	for _, pc := range e.JSON {
-		fails = append(fails, checkPath(pc, res.Doc)...)
+	for k, pc := range e.JSON {
+		add(checkPath(pc, res.Doc), "json", k)
 	}
-	for _, pc := range e.Meta {
+	for k, pc := range e.Meta {
 		for _, f := range checkPath(pc, res.Meta) {
-			fails = append(fails, "_meta "+f)
+			add([]string{"_meta " + f}, "meta", k)
 		}
 	}
 	return fails

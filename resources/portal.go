@@ -19,6 +19,14 @@ type User struct {
 	DeactivatedAt *time.Time `json:"deactivated_at"`
 }
 
+// RoleChange is a person after a role was given or taken away, and
+// whether the role set changed: a role given again, or taken from a person
+// who does not hold it, changes nothing (and is audited as nothing).
+type RoleChange struct {
+	User
+	Changed bool `json:"changed"`
+}
+
 // Role is a named set of permission keys held by people.
 type Role struct {
 	Name        string    `json:"name"`
@@ -62,10 +70,14 @@ var ErrTokenFormUsed = &Error{Kind: KindConflict, Code: CodeConflict, Field: "fo
 	Detail: "a token was already created from this form; its value was shown once and cannot be shown again"}
 
 // MintedToken is a freshly minted token: its record and its value, which is
-// shown this once and never stored.
+// shown this once and never stored. SameNameLive are the ids of the
+// owner's other live tokens (not revoked, not expired) of the same name,
+// ascending: names are labels and may repeat (a rotation holds two for a
+// while), so each answer that mints says which others the name covers.
 type MintedToken struct {
-	Token APIToken
-	Value string
+	Token        APIToken
+	Value        string
+	SameNameLive []int64
 }
 
 // Portal carries out the actions reserved to a signed-in person. Each one
@@ -78,8 +90,8 @@ type Portal interface {
 	SetAPIEnabled(ctx context.Context, by Actor, enabled bool) (Settings, error)
 	CreateUser(ctx context.Context, by Actor, u NewUser) (User, error)
 	CreateRole(ctx context.Context, by Actor, r Role) (Role, error)
-	GrantRole(ctx context.Context, by Actor, email, role string) (User, error)
-	RevokeRole(ctx context.Context, by Actor, email, role string) (User, error)
+	GrantRole(ctx context.Context, by Actor, email, role string) (RoleChange, error)
+	RevokeRole(ctx context.Context, by Actor, email, role string) (RoleChange, error)
 	ListRoles(ctx context.Context) ([]Role, error)
 	CreateServiceAccount(ctx context.Context, by Actor, sa NewServiceAccount) (ServiceAccount, error)
 	CreateToken(ctx context.Context, by Actor, t NewToken) (MintedToken, error)

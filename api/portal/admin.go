@@ -49,10 +49,10 @@ func (h *Handler) routeAdmin(mux *http.ServeMux) {
 	}{
 		{"api", "portal-api-switch", "switching the API", "turns the API and MCP on or off (`enabled`)",
 			h.switchAPI},
-		{"roles/grant", "portal-role-grant", "giving a role", "gives the person `email` the `role`",
-			h.changeRole(true)},
-		{"roles/revoke", "portal-role-revoke", "taking a role", "takes the `role` from the person `email`",
-			h.changeRole(false)},
+		{"roles/grant", "portal-role-grant", "giving a role", "gives the person `email` the `role` " +
+			"(held already: nothing changes, and the page says so)", h.changeRole(true)},
+		{"roles/revoke", "portal-role-revoke", "taking a role", "takes the `role` from the person " +
+			"`email` (not held: nothing changes, and the page says so)", h.changeRole(false)},
 		{"licence", "portal-licence-install", "installing a licence",
 			"verifies and installs a licence `bundle` (`licence-admin-global` or `admin`)", h.installLicence},
 		{"users", "portal-user-create", "creating a person", "creates a person (`email`, `name`, `roles`)",
@@ -154,14 +154,19 @@ func (h *Handler) switchAPI(r *http.Request, by resources.Actor, form url.Values
 	return map[bool]string{true: "api-enabled", false: "api-disabled"}[on], err
 }
 
-// changeRole gives a person a role or takes it away (needs admin).
+// changeRole gives a person a role or takes it away (needs admin); a
+// change that changes nothing (held already, not held) says so.
 func (h *Handler) changeRole(grant bool) func(*http.Request, resources.Actor, url.Values) (string, error) {
 	return func(r *http.Request, by resources.Actor, form url.Values) (string, error) {
-		change, key := h.cfg.Actions.RevokeRole, "role-revoked"
+		change, key, same := h.cfg.Actions.RevokeRole, "role-revoked", "role-not-held"
 		if grant {
-			change, key = h.cfg.Actions.GrantRole, "role-granted"
+			change, key, same = h.cfg.Actions.GrantRole, "role-granted", "role-already-held"
 		}
-		_, err := change(r.Context(), by, strings.TrimSpace(form.Get("email")), strings.TrimSpace(form.Get("role")))
+		email, role := strings.TrimSpace(form.Get("email")), strings.TrimSpace(form.Get("role"))
+		rc, err := change(r.Context(), by, email, role)
+		if err == nil && !rc.Changed {
+			key = same
+		}
 		return key, err
 	}
 }

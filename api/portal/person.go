@@ -82,6 +82,8 @@ var notices = map[string]string{
 	"role-created":      "The role is created; give it to people below.",
 	"role-granted":      "The role is granted (effective on the person's next request).",
 	"role-revoked":      "The role is taken away (effective on the person's next request).",
+	"role-already-held": "Nothing changed: the person already holds that role.",
+	"role-not-held":     "Nothing changed: the person does not hold that role.",
 	"licence-installed": "The licence is installed.",
 	"signed-out":        "You are signed out.",
 	"sign-in-first": "Sign in to open that page: you are not signed in, or your session " +

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"platformapi/bunstore"
 	"platformapi/bunstore/pgtest"
 	"platformapi/resources"
@@ -181,6 +183,43 @@ func TestPortalServiceAccount_TokenCarriesNoMoreThanTheAccount(t *testing.T) {
 		"--scopes", "projects-read-global", "--service-account", "deployer")
 	if !strings.HasPrefix(m["token"].(string), "svc_sat_") {
 		t.Fatalf("service-account token: %v", m)
+	}
+}
+
+// TestPortalTokenCreate_SameNameTwice_AllowedAndNamesTheLiveOthers: names
+// are labels (every action takes the id), and one owner may hold two live
+// tokens of one name while rotating (mint the new, switch, revoke the
+// old). So a second is minted, and its answer lists by id the owner's
+// other live tokens of that name (same_name_live), so a script that
+// retried, and lost the first value, sees the first and can revoke it.
+// Revoked tokens, other names and another owner's tokens are not listed.
+func TestPortalTokenCreate_SameNameTwice_AllowedAndNamesTheLiveOthers(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "service-account", "create", "--as", "root@example.test", "--name", "deployer",
+		"--permissions", "audit-read-global")
+	steps := []struct {
+		name  string
+		extra []string
+		want  map[string]any
+	}{
+		{"deploy", nil, map[string]any{"id": "1", "same_name_live": []any{}}},
+		{"deploy", nil, map[string]any{"id": "2", "same_name_live": []any{"1"}}},
+		{"other", nil, map[string]any{"id": "3", "same_name_live": []any{}}},
+		{"deploy", []string{"--service-account", "deployer"}, map[string]any{"id": "4", "same_name_live": []any{}}},
+		{"revoke 1", nil, nil},
+		{"deploy", nil, map[string]any{"id": "5", "same_name_live": []any{"2"}}},
+	}
+	for _, s := range steps {
+		if s.want == nil {
+			c.ok("portal", "token", "revoke", "1", "--as", "root@example.test")
+			continue
+		}
+		out := c.ok(append([]string{"portal", "token", "create", "--as", "root@example.test",
+			"--name", s.name, "--scopes", "audit-read-global"}, s.extra...)...)
+		got := map[string]any{"id": out["id"], "same_name_live": out["same_name_live"]}
+		if diff := cmp.Diff(s.want, got); diff != "" {
+			t.Errorf("mint %q %v (-want +got):\n%s", s.name, s.extra, diff)
+		}
 	}
 }
 

@@ -67,10 +67,13 @@ func (g *globalInput) flags(root *cobra.Command, opts *Options) {
 		"and eval also freeze the database's clock: for demos and evaluations only")
 }
 
-// apply reads the environment into cmd's flags, then sets opts' logger
-// (buffered for serve, quiet for eval unless --log-level is given) and
-// frozen clock.
+// apply refuses a global flag cmd does not take, reads the environment
+// into cmd's flags, then sets opts' logger (buffered for serve, quiet for
+// eval unless --log-level is given) and frozen clock.
 func (g *globalInput) apply(cmd *cobra.Command, opts *Options, errOut io.Writer) error {
+	if err := refuseForeignFlags(cmd); err != nil {
+		return err
+	}
 	if err := applyEnv(cmd, os.Getenv); err != nil {
 		return err
 	}

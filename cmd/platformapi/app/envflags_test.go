@@ -208,3 +208,41 @@ func TestServe_BadNetwork_RefusedInWordsNamingFlagAndVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeAgent_ServerGlobalFlag_RefusedNamingTheFlag: the agent took the
+// server's global flags (--database-url, --token-pepper-file, …), which its
+// --help does not offer, and ran as if they meant something; each is
+// refused as an unknown flag naming it (exit 1, as every usage error),
+// wherever it stands on the line, before anything starts.
+func TestNodeAgent_ServerGlobalFlag_RefusedNamingTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	own := []string{"--addr", "127.0.0.1:0", "--store-root", dir, "--cache-root", dir,
+		"--key-file", dir + "/missing-key"}
+	cases := []struct {
+		name, flag string
+		args       []string
+	}{
+		{"database-url", "--database-url", []string{"node-agent", "--database-url", "postgres://x/y"}},
+		{"pepper file, = form", "--token-pepper-file",
+			[]string{"node-agent", "--token-pepper-file=" + dir + "/p"}},
+		{"before the command", "--redis-url", []string{"--redis-url", "redis://x", "node-agent"}},
+		{"data-dir", "--data-dir", []string{"node-agent", "--data-dir", dir}},
+		{"licence key", "--licence-public-key", []string{"node-agent", "--licence-public-key", "x"}},
+		{"frozen clock", "--frozen-clock", []string{"node-agent", "--frozen-clock", "nonsense"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(tc.args, own...)
+			out, err := execute(t, args...)
+			refusedWith(t, args, err, []string{"unknown flag: " + tc.flag, "platformapi node-agent --help"},
+				"missing-key")
+			if out != "" {
+				t.Errorf("printed %q, want nothing on stdout", out)
+			}
+		})
+	}
+	args := append([]string{"node-agent", "--log-level", "debug"}, own...)
+	if _, err := execute(t, args...); err == nil || strings.Contains(err.Error(), "unknown flag") {
+		t.Errorf("--log-level, the one global flag the agent takes: %v, want the agent's refusal", err)
+	}
+}

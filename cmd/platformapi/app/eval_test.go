@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -58,6 +59,10 @@ func TestEval_AgainstTarget_JSONResultsAndFailingSuiteExits1(t *testing.T) {
 	out, err = evalCLI("eval", "--target", srv.URL, "--token", srv.Token, bad)
 	if !errors.Is(err, ErrSuitesFailed) || !strings.Contains(out, "length is 4, want 5") || !strings.Contains(out, "0 passed, 1 failed") {
 		t.Fatalf("failing suite: %v\n%s", err, out)
+	}
+	line := bytes.Count(src[:bytes.Index(src, []byte("len: 4"))], []byte("\n")) + 1
+	if at := fmt.Sprintf("%s:%d: ", bad, line); !strings.Contains(out, at) { // the failing check's line
+		t.Fatalf("the reason does not start with %q:\n%s", at, out)
 	}
 }
 

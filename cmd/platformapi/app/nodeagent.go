@@ -40,7 +40,8 @@ func nodeAgentCommand(opts *Options) *cobra.Command {
 		Short: "Copy model weights from the central store into this GPU node's cache, on the server's request",
 		Long: "Serves the node agent protocol (/v1, node key required; /healthz) on --addr. Every flag also " +
 			"reads " + nodeAgentEnv + "<FLAG> (e.g. " + nodeAgentEnv + "CACHE_ROOT); the flag wins.",
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{globalFlagsTaken: "log-level"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return RunNodeAgent(cmd.Context(), o, opts.Logger)
 		},

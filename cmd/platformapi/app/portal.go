@@ -162,8 +162,12 @@ func tokenCreate(opts *Options, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			same := make([]string, len(minted.SameNameLive))
+			for i, id := range minted.SameNameLive {
+				same[i] = strconv.FormatInt(id, 10)
+			}
 			return PrintJSON(out, map[string]any{"id": strconv.FormatInt(minted.Token.ID, 10),
-				"token": minted.Value, "expires_at": minted.Token.ExpiresAt})
+				"token": minted.Value, "expires_at": minted.Token.ExpiresAt, "same_name_live": same})
 		})}
 	f := cmd.Flags()
 	f.StringVar(&as, "as", "", "e-mail of the minting person (required)")

@@ -66,6 +66,25 @@ func TestPortalAdmin_APISwitchAndRoles(t *testing.T) {
 		"req-revoke"); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("revoke: %d", res.StatusCode)
 	}
+	// The same change twice: the second changes nothing, the page says so, no audit row.
+	for _, step := range []struct{ verb, key string }{
+		{"revoke", "role-not-held"}, {"grant", "role-granted"}, {"grant", "role-already-held"},
+	} {
+		res, _ = w.post("/portal/admin/roles/"+step.verb, url.Values{"email": {ann.Email},
+			"role": {"auditor"}}, "req-again")
+		if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther ||
+			loc != "/portal/admin?done="+step.key {
+			t.Fatalf("%s again: %d %s, want done=%s", step.verb, res.StatusCode, loc, step.key)
+		}
+	}
+	for _, key := range []string{"role-not-held", "role-already-held"} {
+		if !strings.Contains(w.get("/portal/admin?done="+key), "Nothing changed") {
+			t.Errorf("the page after %s does not say nothing changed", key)
+		}
+	}
+	if n := w.count("SELECT count(*) FROM audit_events WHERE request_id = 'req-again'"); n != 1 {
+		t.Fatalf("audit rows of the repeated changes: %d, want 1 (the grant that gave it)", n)
+	}
 	if n := w.count(`SELECT count(*) FROM audit_events WHERE actor = 'root@example.test' AND auth_kind = 'session'
 		AND request_id IN ('req-api-on', 'req-grant', 'req-revoke')`); n != 3 {
 		t.Fatalf("audit rows of the three actions: %d", n)

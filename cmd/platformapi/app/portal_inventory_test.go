@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"platformapi/resources"
 )
 
@@ -175,5 +177,51 @@ func TestPortalRoles_WithoutAsTheHostOperatorIsRecordedAsOpsCLI(t *testing.T) {
 		"{user.role_revoke root@example.test}]"
 	if got != want {
 		t.Fatalf("events %s, want %s", got, want)
+	}
+}
+
+// TestPortalRoles_GrantOrRevokeTwice_SecondIsANoOpThatSaysSo: a second
+// `role revoke` was refused (422) while a second `role grant` succeeded, so
+// a script could not run either twice alike. Each is idempotent now, as
+// PATCH /users with the same role set is: the second exits 0, prints the
+// person with "changed": false and writes no audit row; the first prints
+// "changed": true. A role that does not exist is still refused, so a typo
+// is no silent no-op.
+func TestPortalRoles_GrantOrRevokeTwice_SecondIsANoOpThatSaysSo(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "role", "create", "auditor", "--permissions", "audit-read-global")
+	c.ok("portal", "user", "create", "--email", "ann@example.test", "--name", "Ann")
+	events := func() int {
+		return c.count("SELECT count(*) FROM audit_events WHERE action LIKE 'user.role_%'")
+	}
+	steps := []struct {
+		verb    string
+		roles   []any
+		changed bool
+		events  int
+	}{
+		{"grant", []any{"auditor"}, true, 1},
+		{"grant", []any{"auditor"}, false, 1},
+		{"revoke", []any{}, true, 2},
+		{"revoke", []any{}, false, 2},
+	}
+	for i, s := range steps {
+		out := c.ok("portal", "role", s.verb, "auditor", "--user", "ann@example.test",
+			"--as", "root@example.test")
+		got := map[string]any{"email": out["email"], "roles": out["roles"], "changed": out["changed"]}
+		want := map[string]any{"email": "ann@example.test", "roles": s.roles, "changed": s.changed}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("step %d, %s (-want +got):\n%s", i+1, s.verb, diff)
+		}
+		if n := events(); n != s.events {
+			t.Errorf("step %d, %s: %d role events, want %d", i+1, s.verb, n, s.events)
+		}
+	}
+	for _, verb := range []string{"grant", "revoke"} {
+		e := c.refused(resources.CodeRoleNotFound, "portal", "role", verb, "audtor",
+			"--user", "ann@example.test")
+		if !strings.Contains(e.Detail, `"audtor"`) {
+			t.Errorf("%s of an unknown role: %q does not name it", verb, e.Detail)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,4 +99,27 @@ func plainFlagError(err error) error {
 		return err
 	}
 	return fmt.Errorf("invalid value %q for --%s: %s", ive.GetValue(), f.Name, want)
+}
+
+// globalFlagsTaken is the annotation of a command that takes, of the
+// root's global flags, only those it lists (comma-separated): node-agent,
+// which runs on a GPU node and reads no database, pepper or Redis.
+const globalFlagsTaken = "platformapi/global-flags-taken"
+
+// refuseForeignFlags refuses a global flag given to a command whose
+// globalFlagsTaken does not list it, as cobra refuses an unknown flag: the
+// command's --help does not offer it, so it is none of its flags.
+func refuseForeignFlags(cmd *cobra.Command) error {
+	taken, ok := cmd.Annotations[globalFlagsTaken]
+	if !ok {
+		return nil
+	}
+	var err error
+	cmd.Root().PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if err == nil && f.Changed && !slices.Contains(strings.Split(taken, ","), f.Name) {
+			err = fmt.Errorf("unknown flag: --%s (%s takes only its own flags and --%s; see %s --help)",
+				f.Name, cmd.CommandPath(), strings.ReplaceAll(taken, ",", ", --"), cmd.CommandPath())
+		}
+	})
+	return err
 }
