@@ -73,7 +73,9 @@ func Open(ctx context.Context, dsn string, opts ...OpenOption) (*bun.DB, error) 
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("bunstore: connect to %s: %w", target, err)
 	}
-	return bun.NewDB(sqldb, pgdialect.New()), nil
+	// A column this release does not know is a newer release's: during a
+	// rolling update the newer one migrates first while this one serves on.
+	return bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns()), nil
 }
 
 // fastJSONDecode makes conn decode json and jsonb columns scanned through

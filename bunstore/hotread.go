@@ -5,8 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -75,17 +77,32 @@ func (h *hotRow[T]) get(ctx context.Context, db *sql.DB, args ...any) (*T, error
 	}
 	defer conn.Close()
 	row := new(T)
-	err = conn.Raw(func(driverConn any) error {
-		c, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("bunstore: driver connection is %T, not pgx", driverConn)
+	for try := 1; ; try++ {
+		err = conn.Raw(func(driverConn any) error {
+			c, ok := driverConn.(*stdlib.Conn)
+			if !ok {
+				return fmt.Errorf("bunstore: driver connection is %T, not pgx", driverConn)
+			}
+			return h.scan(ctx, c.Conn(), row, args)
+		})
+		if try > 1 || !stalePlan(err) {
+			break
 		}
-		return h.scan(ctx, c.Conn(), row, args)
-	})
+	}
 	if err != nil {
 		return nil, err
 	}
 	return row, nil
+}
+
+// stalePlan reports whether err is PostgreSQL refusing a prepared statement
+// whose result columns changed since it was prepared (a newer release
+// added a column: "cached plan must not change result type"). pgx drops the
+// statement from its cache on that error, so the read is tried once again.
+func stalePlan(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "0A000" &&
+		strings.Contains(pgErr.Message, "cached plan must not change result type")
 }
 
 // scan runs the query on conn and decodes its first row into row.
@@ -105,6 +122,9 @@ func (h *hotRow[T]) scan(ctx context.Context, conn *pgx.Conn, row *T, args []any
 	}
 	v := reflect.ValueOf(row).Elem()
 	for i, raw := range rows.RawValues() {
+		if p.plans[i] == nil {
+			continue // a column T has no field for
+		}
 		if err := p.plans[i].Scan(raw, target(v, p.fields[i])); err != nil {
 			return fmt.Errorf("bunstore: column %s: %w", cols[i].Name, err)
 		}
@@ -123,11 +143,12 @@ func (h *hotRow[T]) planFor(conn *pgx.Conn, cols []pgconn.FieldDescription) (*ho
 		plans: make([]pgtype.ScanPlan, len(cols))}
 	zero := reflect.New(reflect.TypeFor[T]()).Elem()
 	for i, c := range cols {
+		p.oids[i] = c.DataTypeOID
 		index, ok := h.fields[c.Name]
 		if !ok {
-			return nil, fmt.Errorf("bunstore: %T has no field for column %q", zero.Interface(), c.Name)
+			continue // a newer release's column: not read (as Bun's WithDiscardUnknownColumns)
 		}
-		p.oids[i], p.fields[i] = c.DataTypeOID, index
+		p.fields[i] = index
 		p.plans[i] = conn.TypeMap().PlanScan(c.DataTypeOID, c.Format, target(zero, index))
 	}
 	if _, replaced := h.plans.Swap(conn, p); !replaced && h.count.Add(1) > maxHotPlans {

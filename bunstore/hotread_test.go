@@ -64,3 +64,33 @@ func TestGetAIModel_HotReadEqualsBunScan(t *testing.T) {
 		t.Fatalf("missing row: %v", err)
 	}
 }
+
+// TestGetAIModel_ColumnAddedByANewerRelease_HotReadGoesOn: on a connection
+// whose prepared hot read predates a newer release's migration, the read
+// answers as before: PostgreSQL refuses the stale statement once ("cached
+// plan must not change result type"), the read is tried again, and the
+// column the row type does not know is not read.
+func TestGetAIModel_ColumnAddedByANewerRelease_HotReadGoesOn(t *testing.T) {
+	t.Parallel()
+	db := pgtest.DB(t)
+	db.SetMaxOpenConns(1) // the same connection before and after the migration
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `INSERT INTO ai_models (repo, display_name) VALUES ('org/m', 'm')`); err != nil {
+		t.Fatal(err)
+	}
+	store := bunstore.NewStore(db)
+	before, err := store.GetAIModel(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `ALTER TABLE ai_models ADD COLUMN newer_release text DEFAULT 'x'`); err != nil {
+		t.Fatal(err)
+	}
+	after, err := store.GetAIModel(ctx, 1)
+	if err != nil {
+		t.Fatalf("the hot read after a newer release's column: %v", err)
+	}
+	if d := cmp.Diff(before, after); d != "" {
+		t.Fatalf("(-before +after):\n%s", d)
+	}
+}
