@@ -40,7 +40,7 @@ func TestUpgrade_JobsOfANewerRelease_ThisReleaseWorksOn(t *testing.T) {
 	}
 	e.StartWorker()
 	apitest.PollOperation(t, e, tok, op["id"].(string), "succeeded")
-	testkit.Eventually(t, 30*time.Second, "the unknown kind's attempt failed, kept for a retry", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the unknown kind failed an attempt, kept", func() bool {
 		var state string
 		var attempt int
 		if err := e.Store.DB().NewRaw("SELECT state, attempt FROM river_job WHERE id = ?", unknownID).

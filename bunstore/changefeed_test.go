@@ -119,7 +119,8 @@ func TestChangeFeed_ChangeOfANewerRelease_DeliveredNotResynced(t *testing.T) {
 	for _, tc := range []struct{ name, payload, want string }{
 		{"member added to a known kind", `{"kind":"token","token_id":4,"reason":"expired"}`,
 			resources.TokenChanged(4).Encode()},
-		{"kind added later", `{"kind":"session","session_id":9,"scope":{"all":true}}`, `{"kind":"session"}`},
+		{"kind added later", `{"kind":"session","session_id":9,"scope":{"all":true}}`,
+			`{"kind":"session"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := db.ExecContext(context.Background(), "SELECT pg_notify(?, ?)",

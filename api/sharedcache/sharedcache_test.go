@@ -235,9 +235,13 @@ func TestShared_MessageOfANewerRelease_DeliveredNotResynced(t *testing.T) {
 		}
 	}
 	want := []resources.Change{resources.TokenChanged(4), {Kind: "session"}}
-	testkit.Eventually(t, 0, "both messages delivered", func() bool { c, _ := a.sink.got(); return len(c) == 2 })
+	testkit.Eventually(t, 0, "both messages delivered", func() bool {
+		c, _ := a.sink.got()
+		return len(c) == 2
+	})
 	got, resyncsAfter := a.sink.got()
 	if d := cmp.Diff(want, got); d != "" || resyncsAfter != resyncs || !a.Healthy() {
-		t.Fatalf("delivered (-want +got):\n%s\nresyncs %d → %d, healthy %v", d, resyncs, resyncsAfter, a.Healthy())
+		t.Fatalf("delivered (-want +got):\n%s\nresyncs %d → %d, healthy %v",
+			d, resyncs, resyncsAfter, a.Healthy())
 	}
 }
