@@ -108,3 +108,29 @@ func TestChangeFeed_MalformedNotificationResyncs(t *testing.T) {
 		sink.next(t, "resync")
 	}
 }
+
+// TestChangeFeed_ChangeOfANewerRelease_DeliveredNotResynced: in a rolling
+// update a newer release's notification may carry a member or a kind this
+// release does not know. The known part is delivered (the credential cache
+// drops everything for a kind it does not know) and the feed listens on.
+func TestChangeFeed_ChangeOfANewerRelease_DeliveredNotResynced(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	feed, sink, db := runFeed(t, dsn, &testkit.LockedBuffer{})
+	for _, tc := range []struct{ name, payload, want string }{
+		{"member added to a known kind", `{"kind":"token","token_id":4,"reason":"expired"}`,
+			resources.TokenChanged(4).Encode()},
+		{"kind added later", `{"kind":"session","session_id":9,"scope":{"all":true}}`,
+			`{"kind":"session"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := db.ExecContext(context.Background(), "SELECT pg_notify(?, ?)",
+				bunstore.ChangeChannel, tc.payload); err != nil {
+				t.Fatal(err)
+			}
+			sink.next(t, tc.want)
+			if !feed.Listening() {
+				t.Fatal("the feed stopped listening")
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 
 	"platformapi/api"
 	"platformapi/api/sharedcache"
@@ -211,5 +212,36 @@ func TestShared_AuthFailureBudgetSharedByReplicas(t *testing.T) {
 	if refused != 10 {
 		t.Fatalf("%d failures over two replicas against a budget of %d: %d refused, want 10",
 			api.AuthFailuresPerMinute+10, api.AuthFailuresPerMinute, refused)
+	}
+}
+
+// TestShared_MessageOfANewerRelease_DeliveredNotResynced: a newer release
+// on the same Redis may publish a member or a kind this release does not
+// know. The known part is delivered (the credential cache drops everything
+// for a kind it does not know) and the subscription stays healthy.
+func TestShared_MessageOfANewerRelease_DeliveredNotResynced(t *testing.T) {
+	srv := redistest.Start(t)
+	a := startReplica(t, srv.URL(), 10)
+	testkit.Eventually(t, 0, "the feed is healthy", a.Healthy)
+	newer := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = newer.Close() })
+	_, resyncs := a.sink.got()
+	for _, payload := range []string{
+		`{"kind":"token","token_id":4,"reason":"expired"}`,
+		`{"kind":"session","session_id":9,"scope":{"all":true}}`,
+	} {
+		if err := newer.Publish(context.Background(), "platformapi:changes", payload).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []resources.Change{resources.TokenChanged(4), {Kind: "session"}}
+	testkit.Eventually(t, 0, "both messages delivered", func() bool {
+		c, _ := a.sink.got()
+		return len(c) == 2
+	})
+	got, resyncsAfter := a.sink.got()
+	if d := cmp.Diff(want, got); d != "" || resyncsAfter != resyncs || !a.Healthy() {
+		t.Fatalf("delivered (-want +got):\n%s\nresyncs %d → %d, healthy %v",
+			d, resyncs, resyncsAfter, a.Healthy())
 	}
 }
