@@ -71,12 +71,11 @@ func (a *Agent) serveCopy(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, c)
 }
 
-// decodeCopy reads a PUT body: one JSON object. Members it does not know
-// are ignored: a newer server may send them to an older agent (members are
-// only ever added as optional ones, see docs/decisions.md "Version skew").
+// decodeCopy reads a PUT body: one JSON object with no unknown member.
 func decodeCopy(r *http.Request) (CopyRequest, error) {
 	var req CopyRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxRequestBody))
+	dec.DisallowUnknownFields()
 	err := dec.Decode(&req)
 	if err == nil && dec.More() {
 		err = errors.New("more than one JSON value")
@@ -84,9 +83,15 @@ func decodeCopy(r *http.Request) (CopyRequest, error) {
 	if err == nil {
 		return req, nil
 	}
+	if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+		return req, resources.Invalid(m[1], resources.CodeValidationFailed, "unknown member %q", m[1])
+	}
 	return req, resources.Errorf(resources.KindBadRequest, codeMalformedBody,
 		`the body must be one JSON object: {"source": "<path in the store>"}`)
 }
+
+// unknownField finds the member encoding/json names in its unknown-field error.
+var unknownField = regexp.MustCompile(`^json: unknown field "([^"]*)"$`)
 
 // serveRemove answers DELETE /v1/caches/{org}/{name}: 204 once nothing of
 // the repo is left (also when there was nothing).

@@ -47,6 +47,8 @@ func refusalCases() []refusalCase {
 		{"repo name starts with a dot", "PUT", "acme/.hidden", llama, nil, 422, CodeInvalidRepo},
 		{"repo of dots", "PUT", "acme/%2e%2e", llama, nil, 422, CodeInvalidRepo},
 		{"repo of three parts", "PUT", "acme/llama/x", llama, nil, 404, codeNotFound},
+		{"unknown member", "PUT", "acme/llama", `{"source":"models/acme/llama","url":"https://hub"}`, nil,
+			422, resources.CodeValidationFailed},
 		{"not JSON", "PUT", "acme/llama", `source=models`, nil, 400, codeMalformedBody},
 		{"no SHA256SUMS", "PUT", "acme/llama", llama, func(t *testing.T, cfg Config) {
 			_ = os.Remove(filepath.Join(cfg.StoreRoot, "models/acme/llama", resources.CentralManifestName))

@@ -13,25 +13,9 @@ import (
 )
 
 // Servers and node agents are upgraded out of step (a rolling update of the
-// servers, a DaemonSet or a package per node): each side ignores the JSON
+// servers, a DaemonSet or a package per node): the server ignores the JSON
+// members a newer agent adds to its answers, while the agent refuses request
 // members it does not know (docs/decisions.md, "Version skew").
-
-// TestAgent_CopyRequestWithMemberOfANewerServer_CopiesAsBefore: a newer
-// server's request member this agent does not know is ignored, not 422.
-func TestAgent_CopyRequestWithMemberOfANewerServer_CopiesAsBefore(t *testing.T) {
-	cfg := newConfig(t)
-	writeModel(t, cfg.StoreRoot, "models/acme/llama", model())
-	ta := startAgent(t, cfg)
-	body := `{"source":"models/acme/llama","added_later":{"priority":"high"},"verify":true}`
-	status, b := ta.do("PUT", PathCaches+"acme/llama", body)
-	if status != http.StatusAccepted {
-		t.Fatalf("PUT with a member added later: %d %s, want 202", status, b)
-	}
-	got := ta.waitState("acme/llama", resources.AgentCacheReady)
-	if diff := cmp.Diff(manifestFiles(t, cfg.StoreRoot, "models/acme/llama"), got.Files); diff != "" {
-		t.Fatalf("files (-central +cache):\n%s", diff)
-	}
-}
 
 // TestClient_AnswersOfANewerAgent_ReadAsBefore: members a newer agent adds
 // to any object of its answers (report, file system, cache, file, error,
