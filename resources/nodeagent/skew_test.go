@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"platformapi/resources"
 )
@@ -52,7 +53,8 @@ func TestClient_AnswersOfANewerAgent_ReadAsBefore(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a newer agent: %v", err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	// The file system's free bytes move with every other writer on the disk.
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(resources.AgentFS{}, "FreeBytes")); diff != "" {
 		t.Fatalf("read from a newer agent (-this +newer):\n%s", diff)
 	}
 }
