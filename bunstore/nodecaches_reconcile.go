@@ -62,7 +62,8 @@ func (w *reconcileWorker) Work(ctx context.Context, _ *river.Job[reconcileArgs])
 
 // onDisk is what an agent reports of one node: its ready (verified) caches
 // by repo, the repos on its disk that are not verified (yet) — being
-// copied or checked, or with no central copy to check them against — and
+// copied or checked, with no central copy to check them against, or in a
+// state of a newer agent this release does not know — and
 // its corrupt caches by repo (a file differs from the central copy).
 type onDisk struct {
 	ready   map[string]resources.AgentCache
@@ -81,6 +82,9 @@ func diskOf(rep resources.AgentReport) onDisk {
 			d.present[c.Repo] = true
 		case resources.AgentCacheCorrupt:
 			d.corrupt[c.Repo] = c
+		case resources.AgentCacheFailed: // a stopped copy: no cache on the node
+		default: // a newer agent's state: on the node, not verified as this release knows it
+			d.present[c.Repo] = true
 		}
 	}
 	return d
