@@ -175,8 +175,11 @@ func measure(ctx context.Context, c config, w *world, r *report) error {
 		return err
 	}
 	defer func() { srv.stop() }()
-	pool := tokenPool(ctx, c, w)
+	pool, poolErr := tokenPool(ctx, c, w)
 	run := func(s step) error {
+		if err := poolErr(); err != nil {
+			return err // the servers stop (deferred), unlike a log.Fatal
+		}
 		if !c.selected(s.key) {
 			return nil
 		}
@@ -206,10 +209,11 @@ func (c config) selected(key string) bool {
 
 // tokenPool mints the tokens of a load: enough for its length at its
 // cost, at least rssLiveTokens for the memory load, none for a load -only
-// leaves out.
-func tokenPool(ctx context.Context, c config, w *world) func(key string, cost int) []string {
-	return func(key string, cost int) []string {
-		if !c.selected(key) {
+// leaves out. A failed mint gives no tokens; err then says why.
+func tokenPool(ctx context.Context, c config, w *world) (pool func(key string, cost int) []string, err func() error) {
+	var first error
+	pool = func(key string, cost int) []string {
+		if !c.selected(key) || first != nil {
 			return []string{""} // the load does not run: no tokens to mint
 		}
 		n := poolSize(c.duration, cost)
@@ -218,10 +222,12 @@ func tokenPool(ctx context.Context, c config, w *world) func(key string, cost in
 		}
 		t, err := w.tokens(ctx, n)
 		if err != nil {
-			log.Fatal(err)
+			first = fmt.Errorf("mint %d tokens for the %s load: %w", n, key, err)
+			return []string{""}
 		}
 		return t
 	}
+	return pool, func() error { return first }
 }
 
 // steps are the loads of a run, in order: the audit pages before the POSTs
