@@ -109,3 +109,21 @@ func brokenServer(t *testing.T) string {
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
+
+// TestCut_NeverSplitsACharacter: a server's answer cut at 200 bytes could
+// end inside a character, leaving invalid UTF-8 in the reason (shown as
+// U+FFFD in --json); the cut moves back to the character's start.
+func TestCut_NeverSplitsACharacter(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"ASCII", strings.Repeat("a", 5), "aaaa..."},
+		{"inside é", "aéé", "aé..."},
+		{"short", "é", "é"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, cut(c.in, 4)); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}

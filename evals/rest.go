@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // APIPrefix is where the REST API lives under the target URL.
@@ -97,9 +98,14 @@ func (r *run) exchange(req *http.Request, want, until int) (any, int, error) {
 	return doc, code, nil
 }
 
+// cut keeps at most n bytes of s, never ending inside a character, and
+// marks a cut with "...".
 func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
