@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 )
 
 // Report is the outcome of a run of several suites (the --json output).
@@ -96,8 +98,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 }
 
 // WriteTable writes the report for people: one line per suite, the
-// reasons of failures below it (each after its suite's file), and the
-// totals.
+// reasons of failures below it (each after its suite's file, on one line
+// and cut past maxTableReason characters: WriteJSON has them whole), and
+// the totals.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUITE\tRESULT\tRUNS\tCALLS\tTOKENS\tLATENCY")
@@ -126,7 +129,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 				if k < len(run.Lines) && run.Lines[k] > 0 {
 					at = fmt.Sprintf("%s:%d", s.File, run.Lines[k])
 				}
-				fmt.Fprintf(w, "%s: %s run %d: %s\n", at, s.Suite, i+1, reason)
+				fmt.Fprintf(w, "%s: %s run %d: %s\n", at, s.Suite, i+1, tableReason(reason))
 			}
 		}
 	}
@@ -137,6 +140,20 @@ func (r *Report) WriteTable(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "\n%d passed, %d failed (agent %s, pass^%d %.2f, pass rate %.2f, %d calls, "+
 		"%d tokens read, %s)\n", r.Passed, r.Failed, r.Agent, r.Repeat, r.PassHatK, r.PassRate, r.Calls, r.TokensRead, total)
 	return err
+}
+
+// maxTableReason bounds a reason in the table, in characters.
+const maxTableReason = 300
+
+// tableReason is a reason as the table shows it: each run of white space
+// (a server's answer may hold newlines) one space, and at most
+// maxTableReason characters, then "…".
+func tableReason(reason string) string {
+	s := strings.Join(strings.Fields(reason), " ")
+	if utf8.RuneCountInString(s) <= maxTableReason {
+		return s
+	}
+	return string([]rune(s)[:maxTableReason]) + "…"
 }
 
 func latency(ms int64, timed bool) string {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // APIPrefix is where the REST API lives under the target URL.
@@ -60,9 +61,20 @@ func (r *run) restRequest(ctx context.Context, s *RESTStep) (any, int, error) {
 	return r.send(req, s.Status, s.Until)
 }
 
-// send does the request and checks the status (want 0: any 2xx; until,
-// when set, is accepted too) and returns the decoded answer and status.
-func (r *run) send(req *http.Request, want, until int) (any, int, error) {
+// send does the request, bounded by the step timeout, and checks the
+// status (want 0: any 2xx; until, when set, is accepted too) and returns
+// the decoded answer and status.
+func (r *run) send(req *http.Request, want, until int) (doc any, code int, err error) {
+	what := req.Method + " " + req.URL.Path
+	err = within(req.Context(), r.opts.stepTimeout(), what, func(ctx context.Context) error {
+		doc, code, err = r.exchange(req.WithContext(ctx), want, until)
+		return err
+	})
+	return doc, code, err
+}
+
+// exchange does the request and checks the status (see send).
+func (r *run) exchange(req *http.Request, want, until int) (any, int, error) {
 	res, err := r.target.httpClient().Do(req)
 	if err != nil {
 		return nil, 0, err
@@ -86,9 +98,14 @@ func (r *run) send(req *http.Request, want, until int) (any, int, error) {
 	return doc, code, nil
 }
 
+// cut keeps at most n bytes of s, never ending inside a character, and
+// marks a cut with "...".
 func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }

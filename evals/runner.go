@@ -39,6 +39,9 @@ type Options struct {
 	// NoTiming leaves latencies out of the results, so that two runs on the
 	// same world give byte-identical JSON.
 	NoTiming bool
+	// StepTimeout bounds each HTTP request of a run (a REST setup step,
+	// the MCP handshake, a tools/call or tools/list); 0: DefaultStepTimeout.
+	StepTimeout time.Duration
 }
 
 // run is one run of one suite.
@@ -257,7 +260,8 @@ func (r *run) session(ctx context.Context, token string) (*session, error) {
 	if s, ok := r.sessions[token]; ok {
 		return s, nil
 	}
-	s, err := openSession(ctx, strings.TrimRight(r.target.URL, "/")+"/mcp", token)
+	s, err := openSession(ctx, strings.TrimRight(r.target.URL, "/")+"/mcp", token,
+		r.opts.stepTimeout())
 	if err != nil {
 		return nil, err
 	}

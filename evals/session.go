@@ -66,29 +66,37 @@ type CallResult struct {
 
 // session is an initialized MCP client holding one bearer token.
 type session struct {
-	c      *client.Client
-	tools  []*Tool
-	byName map[string]*Tool
+	c       *client.Client
+	timeout time.Duration // bound of each request (Options.StepTimeout)
+	tools   []*Tool
+	byName  map[string]*Tool
 }
 
-// openSession connects and initializes an MCP client at url with token.
-func openSession(ctx context.Context, url, token string) (*session, error) {
+// openSession connects and initializes an MCP client at url with token;
+// the handshake, and each later request, is bounded by timeout.
+func openSession(ctx context.Context, url, token string, timeout time.Duration) (*session, error) {
 	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{
 		"Authorization": "Bearer " + token}))
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Start(ctx); err != nil {
-		return nil, fmt.Errorf("MCP start: %w", err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "platformapi-eval", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
+	err = within(ctx, timeout, "MCP initialize", func(ctx context.Context) error {
+		if err := c.Start(ctx); err != nil {
+			return fmt.Errorf("MCP start: %w", err)
+		}
+		req := mcp.InitializeRequest{}
+		req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		req.Params.ClientInfo = mcp.Implementation{Name: "platformapi-eval", Version: "1"}
+		if _, err := c.Initialize(ctx, req); err != nil {
+			return fmt.Errorf("MCP initialize: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("MCP initialize: %w", err)
+		return nil, err
 	}
-	return &session{c: c}, nil
+	return &session{c: c, timeout: timeout}, nil
 }
 
 // listTools runs tools/list (every page) once. The schemas are those the
@@ -98,9 +106,15 @@ func (s *session) listTools(ctx context.Context) ([]*Tool, error) {
 	if s.byName != nil {
 		return s.tools, nil
 	}
-	res, err := s.c.ListTools(ctx, mcp.ListToolsRequest{})
+	var res *mcp.ListToolsResult
+	err := within(ctx, s.timeout, "tools/list", func(ctx context.Context) (err error) {
+		if res, err = s.c.ListTools(ctx, mcp.ListToolsRequest{}); err != nil {
+			err = fmt.Errorf("tools/list: %w", err)
+		}
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("tools/list: %w", err)
+		return nil, err
 	}
 	byName := map[string]*Tool{}
 	for _, t := range res.Tools {
@@ -124,10 +138,16 @@ func (s *session) call(ctx context.Context, name string, args map[string]any) (C
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = name, args
 	start := time.Now()
-	res, err := s.c.CallTool(ctx, req)
+	var res *mcp.CallToolResult
+	err := within(ctx, s.timeout, "tools/call "+name, func(ctx context.Context) (err error) {
+		if res, err = s.c.CallTool(ctx, req); err != nil {
+			err = fmt.Errorf("tools/call %s: %w", name, err)
+		}
+		return err
+	})
 	out := CallResult{Tool: name, Latency: time.Since(start)}
 	if err != nil {
-		return out, fmt.Errorf("tools/call %s: %w", name, err)
+		return out, err
 	}
 	var text strings.Builder
 	for _, c := range res.Content {

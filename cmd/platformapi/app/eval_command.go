@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,7 @@ type evalFlags struct {
 	agent, baseURL, model   string
 	repeat, maxSteps        int
 	jsonOut, noTiming, keep bool
+	stepTimeout             time.Duration
 }
 
 func evalCommand(opts *Options, out io.Writer) *cobra.Command {
@@ -85,19 +87,26 @@ func (f *evalFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.model, "model", "", "model name for --agent openai")
 	fl.IntVar(&f.maxSteps, "max-steps", 8, "model requests per turn for --agent openai")
 	fl.IntVar(&f.repeat, "repeat", 1, "runs per suite; the report gives pass^k")
+	fl.DurationVar(&f.stepTimeout, "step-timeout", evals.DefaultStepTimeout,
+		"bound of each HTTP request of a run (REST setup step, MCP handshake, tool call); "+
+			"one left unanswered fails that run")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as JSON")
 	fl.BoolVar(&f.noTiming, "no-timing", false, "leave latencies out, so two runs give byte-identical results")
 	fl.BoolVar(&f.keep, "keep-database", false, "keep the embedded server's fresh database after the run")
 }
 
 // check refuses counts below 1, which the runner silently took for the
-// default (--repeat 0 or -2 ran each suite once and reported pass^1).
+// default (--repeat 0 or -2 ran each suite once and reported pass^1), and
+// a step timeout that is not positive.
 func (f evalFlags) check() error {
 	if f.repeat < 1 {
 		return fmt.Errorf("--repeat %d: runs per suite must be at least 1", f.repeat)
 	}
 	if f.maxSteps < 1 {
 		return fmt.Errorf("--max-steps %d: model requests per turn must be at least 1", f.maxSteps)
+	}
+	if f.stepTimeout <= 0 {
+		return fmt.Errorf("--step-timeout %s: the bound of a request must be more than 0", f.stepTimeout)
 	}
 	return nil
 }
@@ -120,7 +129,8 @@ func (f evalFlags) agentOf() (evals.Agent, error) {
 // runEval plays the files against --target, or against an embedded server
 // on a fresh database.
 func runEval(ctx context.Context, opts Options, f evalFlags, files []*evals.SuiteFile, agent evals.Agent) (*evals.Report, error) {
-	ro := evals.Options{Agent: agent, Repeat: f.repeat, NoTiming: f.noTiming}
+	ro := evals.Options{Agent: agent, Repeat: f.repeat, NoTiming: f.noTiming,
+		StepTimeout: f.stepTimeout}
 	if f.target != "" {
 		if f.token == "" {
 			return nil, errors.New("--target needs --token")
