@@ -111,11 +111,8 @@ func cacheSubjects(ctx context.Context, tx bun.Tx, hostname string, modelID int6
 // or starts a new one (with its job) when none is open; from is the
 // cache's status before a removal (restored should the removal fail).
 func (s *Store) openCacheOperation(ctx context.Context, tx bun.Tx, kind, target, from string) (*operationRow, error) {
-	op := &operationRow{}
-	err := tx.NewSelect().Model(op).Where("kind = ? AND target_type = 'node_cache' AND target_id = ?", kind, target).
-		Where("status NOT IN (?)", bun.List([]string{resources.OpSucceeded, resources.OpFailed})).
-		OrderExpr("id DESC").Limit(1).Scan(ctx)
-	if err == nil || !noRows(err) {
+	op, err := unfinishedCacheOperation(ctx, tx, kind, target, "")
+	if op != nil || err != nil {
 		return op, err
 	}
 	op, err = insertOperation(ctx, tx, kind, "node_cache", target)

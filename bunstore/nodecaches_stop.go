@@ -15,15 +15,26 @@ import (
 // (nil). A removal takes it before the model and the cache, the order in
 // which the copy job locks them (lockCacheWork), so the two never deadlock.
 func lockOpenCopy(ctx context.Context, tx bun.Tx, target string) (*operationRow, error) {
+	return unfinishedCacheOperation(ctx, tx, resources.OpKindNodeCacheCopy, target, "UPDATE")
+}
+
+// unfinishedCacheOperation is the newest unfinished operation of kind on a
+// cache target, or nil; lock ("" or "UPDATE") locks its row.
+func unfinishedCacheOperation(ctx context.Context, tx bun.Tx, kind, target, lock string) (*operationRow, error) {
 	op := &operationRow{}
-	err := tx.NewSelect().Model(op).
-		Where("kind = ? AND target_type = 'node_cache' AND target_id = ?", resources.OpKindNodeCacheCopy, target).
+	q := tx.NewSelect().Model(op).Where("kind = ? AND target_type = 'node_cache' AND target_id = ?", kind, target).
 		Where("status NOT IN (?)", bun.List([]string{resources.OpSucceeded, resources.OpFailed})).
-		OrderExpr("id DESC").Limit(1).For("UPDATE").Scan(ctx)
-	if noRows(err) {
-		return nil, nil
+		OrderExpr("id DESC").Limit(1)
+	if lock != "" {
+		q = q.For(lock)
 	}
-	return op, err
+	if err := q.Scan(ctx); err != nil {
+		if noRows(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read the open %s operation of %s: %w", kind, target, err)
+	}
+	return op, nil
 }
 
 // stopCopy ends a running copy because its cache is being removed: failed

@@ -83,13 +83,24 @@ type IfMatch struct {
 // is "*" or a list of entity tags (RFC 9110, section 13.1.1): a "*" inside a
 // list is not a wildcard and matches no version.
 func ParseIfMatch(h string) IfMatch {
-	m := IfMatch{Present: strings.TrimSpace(h) != "", Any: strings.TrimSpace(h) == "*"}
+	anyTag, versions := parseTagList(h, false)
+	return IfMatch{Present: strings.TrimSpace(h) != "", Any: anyTag, Versions: versions}
+}
+
+// parseTagList reads a conditional header's field: "*" (anyTag), or the
+// versions its entity tags name; with weak, W/"N" names version N too. A
+// "*" inside a list is not a wildcard and names no version.
+func parseTagList(h string, weak bool) (anyTag bool, versions []int) {
 	for _, tag := range strings.Split(h, ",") {
-		if n, ok := strongVersionTag(strings.TrimSpace(tag)); ok {
-			m.Versions = append(m.Versions, n)
+		tag = strings.TrimSpace(tag)
+		if weak {
+			tag = strings.TrimPrefix(tag, "W/")
+		}
+		if n, ok := strongVersionTag(tag); ok {
+			versions = append(versions, n)
 		}
 	}
-	return m
+	return strings.TrimSpace(h) == "*", versions
 }
 
 // IfNoneMatch is a parsed If-None-Match header of a read. Absent: no
@@ -104,14 +115,8 @@ type IfNoneMatch struct {
 // compared weakly: W/"N" names version N as "N" does. A "*" inside a list
 // is not a wildcard.
 func ParseIfNoneMatch(h string) IfNoneMatch {
-	m := IfNoneMatch{Any: strings.TrimSpace(h) == "*"}
-	for _, tag := range strings.Split(h, ",") {
-		weak, _ := strings.CutPrefix(strings.TrimSpace(tag), "W/")
-		if n, ok := strongVersionTag(weak); ok {
-			m.Versions = append(m.Versions, n)
-		}
-	}
-	return m
+	anyTag, versions := parseTagList(h, true)
+	return IfNoneMatch{Any: anyTag, Versions: versions}
 }
 
 // NotModified reports whether a read with If-None-Match m gets 304 Not
