@@ -164,15 +164,11 @@ func matchAll(pattern string, v any) string {
 	return ""
 }
 
-// brief is v as JSON, cut to 120 bytes, for failure messages.
+// brief is v as JSON, cut past 120 bytes (cut), for failure messages.
 func brief(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-	s := strings.TrimSpace(b.String())
-	if len(s) > 120 {
-		s = s[:117] + "..."
-	}
-	return s
+	return cut(strings.TrimSpace(b.String()), 120)
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 )
 
 // Report is the outcome of a run of several suites (the --json output).
@@ -99,7 +98,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteTable writes the report for people: one line per suite, the
 // reasons of failures below it (each after its suite's file, on one line
-// and cut past maxTableReason characters: WriteJSON has them whole), and
+// and cut past maxTableReason bytes: WriteJSON has them whole), and
 // the totals.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -142,18 +141,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	return err
 }
 
-// maxTableReason bounds a reason in the table, in characters.
-const maxTableReason = 300
+// maxTableReason bounds a reason in the table, in bytes.
+const maxTableReason = 600
 
 // tableReason is a reason as the table shows it: each run of white space
-// (a server's answer may hold newlines) one space, and at most
-// maxTableReason characters, then "…".
+// (a server's answer may hold newlines) one space, cut past
+// maxTableReason bytes as cut does.
 func tableReason(reason string) string {
-	s := strings.Join(strings.Fields(reason), " ")
-	if utf8.RuneCountInString(s) <= maxTableReason {
-		return s
-	}
-	return string([]rune(s)[:maxTableReason]) + "…"
+	return cut(strings.Join(strings.Fields(reason), " "), maxTableReason)
 }
 
 func latency(ms int64, timed bool) string {

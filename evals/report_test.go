@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -34,8 +35,8 @@ func TestReport_WriteTable_FailureReasonNamesItsFile(t *testing.T) {
 // TestReport_WriteTable_ReasonOneLineAndBounded_JSONKeepsItWhole: a
 // reason holding a server's multi-line answer (a failed REST setup step)
 // broke the table's lines; the table collapses each run of white space to
-// one space and cuts a reason past maxTableReason characters (never
-// inside one), while --json keeps the reason as it was.
+// one space and cuts a reason past maxTableReason bytes (never
+// inside a character), while --json keeps the reason as it was.
 func TestReport_WriteTable_ReasonOneLineAndBounded_JSONKeepsItWhole(t *testing.T) {
 	long := strings.Repeat("é", 2*maxTableReason)
 	broken := "name: s\ndescription: d\nfixture:\n  setup:\n    - name: make\n" +
@@ -54,7 +55,7 @@ func TestReport_WriteTable_ReasonOneLineAndBounded_JSONKeepsItWhole(t *testing.T
 			"fixture: setup[0] make: POST /api/v1/broken answered 500: first line\n\n  second\tline\r\n"},
 		{"long reason", func(*testing.T) (string, RunResult) {
 			return "x.yaml", RunResult{Reasons: []string{long}}
-		}, "x.yaml: s run 1: " + long[:2*maxTableReason] + "…", long},
+		}, "x.yaml: s run 1: " + long[:maxTableReason] + "…", long},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,8 +116,8 @@ func brokenServer(t *testing.T) string {
 // U+FFFD in --json); the cut moves back to the character's start.
 func TestCut_NeverSplitsACharacter(t *testing.T) {
 	cases := []struct{ name, in, want string }{
-		{"ASCII", strings.Repeat("a", 5), "aaaa..."},
-		{"inside é", "aéé", "aé..."},
+		{"ASCII", strings.Repeat("a", 5), "aaaa…"},
+		{"inside é", "aéé", "aé…"},
 		{"short", "é", "é"},
 	}
 	for _, c := range cases {
@@ -125,5 +126,17 @@ func TestCut_NeverSplitsACharacter(t *testing.T) {
 				t.Errorf("(-want +got)\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBrief_CutNeverSplitsACharacter: brief cut a long value at byte 117,
+// inside a character when one straddled it (invalid UTF-8 in a failure
+// reason); it cuts as cut does.
+func TestBrief_CutNeverSplitsACharacter(t *testing.T) {
+	v := "a" + strings.Repeat("é", 100) // quoted: 203 bytes, byte 117 inside an é
+	got := brief(v)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got) > 120+len("…") {
+		t.Errorf("brief(a + 100 é) = %q (%d bytes): want valid UTF-8, at most 120 bytes then …",
+			got, len(got))
 	}
 }

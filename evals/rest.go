@@ -99,7 +99,8 @@ func (r *run) exchange(req *http.Request, want, until int) (any, int, error) {
 }
 
 // cut keeps at most n bytes of s, never ending inside a character, and
-// marks a cut with "...".
+// marks a cut with "…". Every shortened text of the runner (quoted
+// answers, the table's reasons) is cut here.
 func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -107,5 +108,5 @@ func cut(s string, n int) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + "..."
+	return s[:n] + "…"
 }
