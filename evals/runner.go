@@ -40,7 +40,8 @@ type Options struct {
 	// same world give byte-identical JSON.
 	NoTiming bool
 	// StepTimeout bounds each HTTP request of a run (a REST setup step,
-	// the MCP handshake, a tools/call or tools/list); 0: DefaultStepTimeout.
+	// the MCP handshake, a tools/call or tools/list) and each portal call
+	// (the run's token, a portal step); 0: DefaultStepTimeout.
 	StepTimeout time.Duration
 }
 
@@ -157,9 +158,9 @@ func (r *run) suiteToken(ctx context.Context) (string, error) {
 	if spec.Days > 0 {
 		args = append(args, "--days", strconv.Itoa(spec.Days))
 	}
-	out, err := r.target.Portal(ctx, args)
+	out, err := r.portal(ctx, args)
 	if err != nil {
-		return "", fmt.Errorf("portal token create: %w", err)
+		return "", err
 	}
 	var minted struct{ ID, Token string }
 	if err := json.Unmarshal(out, &minted); err != nil || minted.Token == "" {
@@ -175,7 +176,7 @@ func (r *run) revokeMinted(ctx context.Context) {
 	if r.minted == "" {
 		return
 	}
-	if _, err := r.target.Portal(ctx, []string{"token", "revoke", r.minted, "--as", r.mintedAs}); err != nil {
+	if _, err := r.portal(ctx, []string{"token", "revoke", r.minted, "--as", r.mintedAs}); err != nil {
 		r.failAt(r.file.line("fixture", "token"), "revoking the run's token: %v", err)
 	}
 }
@@ -244,15 +245,28 @@ func (r *run) portalStep(ctx context.Context, argv []string) (any, error) {
 			return nil, err
 		}
 	}
-	out, err := r.target.Portal(ctx, args)
+	out, err := r.portal(ctx, args)
 	if err != nil {
-		return nil, fmt.Errorf("portal %s: %w", strings.Join(args[:min(2, len(args))], " "), err)
+		return nil, err
 	}
 	var doc any
 	if err := json.Unmarshal(out, &doc); err != nil {
 		return nil, fmt.Errorf("portal output is not JSON: %s", cut(string(out), 200))
 	}
 	return doc, nil
+}
+
+// portal runs `platformapi portal ARGS…`, bounded by the step timeout as
+// each HTTP request of the run is; an error names the command.
+func (r *run) portal(ctx context.Context, args []string) (out []byte, err error) {
+	what := "portal " + strings.Join(args[:min(2, len(args))], " ")
+	err = within(ctx, r.opts.stepTimeout(), what, func(ctx context.Context) error {
+		if out, err = r.target.Portal(ctx, args); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // session returns the MCP session of token, opening it once.

@@ -7,14 +7,14 @@ import (
 	"time"
 )
 
-// DefaultStepTimeout bounds each HTTP request of a run when Options leave
-// StepTimeout at 0.
+// DefaultStepTimeout bounds each HTTP request and portal call of a run
+// when Options leave StepTimeout at 0.
 const DefaultStepTimeout = 30 * time.Second
 
 // errStepTimeout is the cause of a context whose step timeout ran out.
 var errStepTimeout = errors.New("step timeout")
 
-// stepTimeout is the bound of each HTTP request of a run.
+// stepTimeout is the bound of each HTTP request and portal call of a run.
 func (o Options) stepTimeout() time.Duration {
 	if o.StepTimeout > 0 {
 		return o.StepTimeout

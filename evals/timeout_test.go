@@ -125,3 +125,29 @@ func playEach(t *testing.T, url string, stepTimeout time.Duration, srcs ...strin
 	}
 	return got
 }
+
+// TestRun_PortalCallNeverAnswers_RunFailsAfterStepTimeout: portal calls
+// (the run's token, a portal step) ran in process without a bound, so a
+// portal held by a locked database hung the whole run; each is bounded by
+// the step timeout like an HTTP request, and the next suite is played.
+func TestRun_PortalCallNeverAnswers_RunFailsAfterStepTimeout(t *testing.T) {
+	url := hangingServer(t, false)
+	hang := func(ctx context.Context, args []string) ([]byte, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	src := "name: h\ndescription: d\nfixture:\n  token: {scopes: [ai-read-global]}\n" +
+		"turns:\n  - user: u\n    calls:\n      - tool: get-thing\n"
+	f, err := Parse("h.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Run(context.Background(), Target{URL: url, Token: "t", Portal: hang},
+		[]*SuiteFile{f, f}, Options{NoTiming: true, StepTimeout: 200 * time.Millisecond})
+	want := []string{"fixture: portal token create: no answer within 200ms (--step-timeout)"}
+	for i, s := range rep.Suites {
+		if diff := cmp.Diff(want, s.Runs[0].Reasons); diff != "" {
+			t.Errorf("suite %d's reasons (-want +got)\n%s", i, diff)
+		}
+	}
+}
