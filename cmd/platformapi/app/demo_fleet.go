@@ -12,13 +12,16 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"platformapi/resources"
 	"platformapi/resources/nodeagent"
 )
 
-// demoFleet is the demo's node agents: one real agent per roster node, in
-// this process, over directories under <data-dir>/demo-fleet and served on
-// a loopback port each, so a demo copy moves real bytes an operator can ls.
+// demoFleet is the demo's node agents: one real agent per node of the demo
+// world's roster (a node enrolled by hand keeps its own agent), in this
+// process, over directories under <data-dir>/demo-fleet and served on a
+// loopback port each, so a demo copy moves real bytes an operator can ls.
 type demoFleet struct {
 	dir     string // <data-dir>/demo-fleet, or a private directory
 	private bool   // dir was made for this process: removed on close
@@ -46,9 +49,10 @@ func (m *Main) newDemoFleet() (*demoFleet, error) {
 }
 
 // startDemoFleet writes the demo store (synthetic weights of every model
-// with a central copy) and starts an agent per roster node, enrolled with
-// the node's key (minted by the demo administrator the first time) and its
-// agent_url pointing at it. Close stops them.
+// with a central copy) and starts an agent per node of the demo roster
+// still in the roster, enrolled with the node's key (minted by the demo
+// administrator the first time) and its agent_url pointing at it. Close
+// stops them.
 func (m *Main) startDemoFleet(ctx context.Context) error {
 	if m.demo == nil {
 		f, err := m.newDemoFleet()
@@ -63,8 +67,13 @@ func (m *Main) startDemoFleet(ctx context.Context) error {
 			return err
 		}
 	}
-	var hosts []string
-	if err := m.db.NewRaw("SELECT hostname FROM ai_nodes ORDER BY hostname").Scan(ctx, &hosts); err != nil {
+	demoHosts, err := demoRosterHosts()
+	if err != nil {
+		return err
+	}
+	var hosts []string // a node enrolled by hand keeps its own agent
+	if err := m.db.NewRaw("SELECT hostname FROM ai_nodes WHERE hostname IN (?) ORDER BY hostname",
+		bun.In(demoHosts)).Scan(ctx, &hosts); err != nil {
 		return err
 	}
 	for _, host := range hosts {
@@ -73,6 +82,16 @@ func (m *Main) startDemoFleet(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// demoRosterHosts are the hostnames of the demo world's roster.
+func demoRosterHosts() ([]string, error) {
+	f, err := resources.ParseInventory("demo_inventory.yaml", demoInventory)
+	hosts := make([]string, 0, len(f.Nodes))
+	for _, n := range f.Nodes {
+		hosts = append(hosts, n.Hostname)
+	}
+	return hosts, err
 }
 
 // startDemoAgent serves one node's agent on a loopback port; an agent

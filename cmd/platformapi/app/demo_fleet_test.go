@@ -1,7 +1,11 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/bunstore/pgtest"
+	"platformapi/resources"
 	"platformapi/resources/testkit"
 )
 
@@ -183,5 +188,54 @@ func TestWriteDemoKey_ConcurrentWritersLeaveOneWholeKey(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Fatalf("the directory holds %d entries, want the key file alone", len(entries))
+	}
+}
+
+// TestDemoFleet_ANodeOutsideTheDemoRoster_KeepsItsOwnAgent: a node an
+// operator enrolled on a demo installation with an agent of their own (the
+// README's "Enrolling a node", tried on the demo) is not one of the demo
+// world's nodes: setting the demo fleet up again (as every restart of
+// serve --demo does) leaves its agent_url as it is and starts no demo agent
+// for it. (Before, every roster node got a demo agent: the node's agent_url
+// was rewritten to an in-process agent with an empty cache, and the cache
+// on the real node turned missing.)
+func TestDemoFleet_ANodeOutsideTheDemoRoster_KeepsItsOwnAgent(t *testing.T) {
+	const host, own = "gpu-own-01", "http://127.0.0.1:9441"
+	dsn, dir := pgtest.DSN(t), t.TempDir()
+	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "demo-test-pepper-0123456789")
+	m, err := Open(t.Context(), Options{DatabaseURL: dsn, DataDir: dir,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	h, err := m.prepare(t.Context(), ServeOptions{Demo: true}, m.newRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.buildDemo(t.Context(), h); err != nil {
+		t.Fatal(err)
+	}
+	roster, err := resources.ParseInventory("demo_inventory.yaml", demoInventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := own
+	roster.Nodes = append(roster.Nodes, resources.InventoryNode{Hostname: host, AgentURL: &url})
+	if _, err := m.store.ImportInventory(t.Context(), resources.Actor{Label: demoAdmin}, roster); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.startDemoFleet(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := m.db.NewRaw("SELECT agent_url FROM ai_nodes WHERE hostname = ?", host).Scan(t.Context(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got != own {
+		t.Errorf("agent_url of %s after the demo fleet's set-up: %q, want its own %q", host, got, own)
+	}
+	if _, err := os.Stat(filepath.Join(demoFleetDir(dir), host)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the demo fleet made a directory for %s (stat: %v)", host, err)
 	}
 }
