@@ -248,11 +248,13 @@ func TestMCP_OversizedRecord_NamesMembersToLeaveOutAndItsPath(t *testing.T) {
 	tok := e.token(allScopes()...)
 	insertOversized(t, e)
 	c := e.client(tok, nil, false)
-	id := restKeys(t, e, tok, "/audit-events", url.Values{"action": {"big.change"}, "fields": {"action"}}, "id")[0]
+	q := url.Values{"action": {"big.change"}, "fields": {"action"}}
+	id := restKeys(t, e, tok, "/audit-events", q, "id")[0]
 	p := problemOf(t, call(t, c, "get-audit-event", map[string]any{"event_id": id}))
 	got := map[string]any{"code": p["code"], "next_tool": p["next_tool"], "hint": p["hint"]}
 	want := map[string]any{"code": resources.CodeResultTooLarge, "next_tool": "list-audit-events",
-		"hint": "call list-audit-events with fields naming the members you need, without those the detail names"}
+		"hint": "call list-audit-events with fields naming the members you need, " +
+			"without those the detail names"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("get-audit-event (-want +got):\n%s", d)
 	}

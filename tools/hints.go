@@ -51,7 +51,8 @@ func (m *MCP) hint(ctx context.Context, spec toolSpec, problem map[string]any) {
 	}
 	if next != "" && m.callable(ctx, next) {
 		problem["next_tool"] = next
-		if !slices.ContainsFunc(hints, func(h string) bool { return strings.HasPrefix(h, "call "+next+" ") }) {
+		named := func(h string) bool { return strings.HasPrefix(h, "call "+next+" ") }
+		if !slices.ContainsFunc(hints, named) {
 			hints = append(hints, "call "+next)
 		}
 	}

@@ -197,7 +197,8 @@ func TestMCP_ParamsMemberOfWrongType_InvalidParamsNamingIt(t *testing.T) {
 		{"tools/list", `{"cursor":5}`, "params.cursor must be a string, not a number"},
 		{"resources/read", `{"uri":true}`, "params.uri must be a string, not a boolean"},
 		{"initialize", `{"protocolVersion":"2025-06-18","capabilities":[1],` +
-			`"clientInfo":{"name":"c","version":"1"}}`, "params.capabilities must be an object, not an array"},
+			`"clientInfo":{"name":"c","version":"1"}}`,
+			"params.capabilities must be an object, not an array"},
 	} {
 		t.Run(c.method+" "+c.params, func(t *testing.T) {
 			body := `{"jsonrpc":"2.0","id":4,"method":"` + c.method + `","params":` + c.params + `}`

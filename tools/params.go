@@ -54,7 +54,8 @@ func paramsProblem(e mcp.JSONRPCError, u *unparsed) mcp.JSONRPCError {
 	if i := strings.Index("."+path, ".params."); i >= 0 {
 		path = path[i:]
 	}
-	e.Error.Message = path + " must be " + goTypeName(typeErr.Type) + ", not " + jsonValueName(typeErr.Value)
+	e.Error.Message = path + " must be " + goTypeName(typeErr.Type) + ", not " +
+		jsonValueName(typeErr.Value)
 	return e
 }
 
