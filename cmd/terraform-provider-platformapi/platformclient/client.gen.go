@@ -2116,12 +2116,12 @@ type Operation struct {
 	}] `json:"error"`
 	FinishedAt nullable.Nullable[time.Time] `json:"finished_at"`
 
-	// Id Decimal, or release:<id> for a release promotion
+	// Id Decimal, or release:<id> for a release promotion or data copy
 	//
 	// Example: release:12
 	Id string `json:"id"`
 
-	// Kind release_promotion, project_provision, node_cache_copy, node_cache_remove, …
+	// Kind release_promotion, data_copy, project_provision, node_cache_copy, node_cache_remove, …
 	Kind string `json:"kind"`
 
 	// Progress Copies: bytes so far
