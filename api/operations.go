@@ -29,8 +29,8 @@ type OperationProgress struct {
 // Operation is long-running work started by a 202 answer; poll it at
 // GET /operations/{id} until succeeded or failed.
 type Operation struct {
-	ID         string                      `json:"id" example:"release:12" doc:"Decimal, or release:<id> for a release promotion"`
-	Kind       string                      `json:"kind" doc:"release_promotion, project_provision, node_cache_copy, node_cache_remove, …"`
+	ID         string                      `json:"id" example:"release:12" doc:"Decimal, or release:<id> for a release promotion or data copy"`
+	Kind       string                      `json:"kind" doc:"release_promotion, data_copy, project_provision, node_cache_copy, node_cache_remove, …"`
 	Status     string                      `json:"status" doc:"pending, running, succeeded, failed, awaiting_approval, awaiting_operator, …"`
 	Target     resources.OperationTarget   `json:"target"`
 	Error      Nullable[OperationError]    `json:"error" doc:"Why it failed, as a problem document; null otherwise"`

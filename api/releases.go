@@ -27,7 +27,7 @@ type ReleaseOperation struct {
 	SourceEnv        *string                  `json:"source_env" nullable:"true"`
 	TargetEnv        string                   `json:"target_env"`
 	Version          *string                  `json:"version" nullable:"true"`
-	Status           string                   `json:"status"`
+	Status           string                   `json:"status" doc:"pending, awaiting_approval (a prod promotion), awaiting_operator (a data copy), running, succeeded, failed, …"`
 	RequestedBy      string                   `json:"requested_by"`
 	RequestedVia     string                   `json:"requested_via" doc:"api or portal"`
 	Decision         Nullable[Decision]       `json:"decision" doc:"A person's decision on a prod promotion; null otherwise"`

@@ -183,6 +183,28 @@ func TestFleetReleases_FiltersEachAndCombined_ExactlyTheMatchingItems(t *testing
 	}
 }
 
+// A data copy booked in the portal is awaiting_operator until an operator
+// carries it out; both lists answer it, so both filter on it (the status
+// filter refused the value, and an agent could not ask for what waits for an
+// operator).
+func TestReleases_StatusAwaitingOperator_TheDataCopyBookedInThePortal(t *testing.T) {
+	t.Parallel()
+	e, tok, _, beta, _, _ := fleetWorld(t)
+	lists := []string{"/api/v1/release-operations", "/api/v1/projects/" + beta + "/release-operations"}
+	for _, path := range lists {
+		got := walkPages(t, e, tok, path, url.Values{"status": {"awaiting_operator"}})
+		want := []map[string]any{}
+		for _, it := range walkPages(t, e, tok, path, url.Values{}) {
+			if it["kind"] == "data_copy" && it["status"] == "awaiting_operator" {
+				want = append(want, it)
+			}
+		}
+		if d := cmp.Diff(want, append([]map[string]any{}, got...)); d != "" || len(got) != 1 {
+			t.Fatalf("%s?status=awaiting_operator: %d items (-want +got):\n%s", path, len(got), d)
+		}
+	}
+}
+
 func TestFleetReleases_PagesOfOne_NoDuplicateNoGap_CursorBoundToFilters(t *testing.T) {
 	t.Parallel()
 	e, tok, _, _, acmeID, _ := fleetWorld(t)
@@ -205,7 +227,7 @@ func TestFleetReleases_BadParameter_400InvalidParameterNamingIt(t *testing.T) {
 	t.Parallel()
 	e, tok := projectEnv(t)
 	for _, c := range []struct{ query, field string }{
-		{"status=awaiting_operator", "status"}, {"status=", "status"}, {"target_env=staging", "target_env"},
+		{"status=queued", "status"}, {"status=", "status"}, {"target_env=staging", "target_env"},
 		{"component=api", "component"}, {"component=", "component"}, {"project_id=0", "project_id"},
 		{"project_id=", "project_id"}, {"customer_id=abc", "customer_id"},
 		{"customer_id=1234567890", "customer_id"},

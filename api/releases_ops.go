@@ -19,7 +19,7 @@ type (
 	}
 	// ReleaseFilterParams are the filters of both lists of release operations.
 	ReleaseFilterParams struct {
-		Status    []string `query:"status" enum:"pending,awaiting_approval,running,succeeded,failed"`
+		Status    []string `query:"status" enum:"pending,awaiting_approval,awaiting_operator,running,succeeded,failed"`
 		TargetEnv []string `query:"target_env" enum:"sandbox,dev,uat,prod"`
 		Component []string `query:"component" enum:"app-api,www" doc:"Excludes data copies, which have no component"`
 	}

@@ -236,3 +236,32 @@ func TestMCP_FirstItemOverEveryBudget_DetailOffersFieldsNotLimit(t *testing.T) {
 		}
 	}
 }
+
+// A single record over the budget says how to read it: the detail names the
+// members to leave out (largest first, until the rest fits a list's default
+// page) and the record's own REST path, not its template; the hint names
+// the list tool once (it said "call list-audit-events with fields …; call
+// list-audit-events").
+func TestMCP_OversizedRecord_NamesMembersToLeaveOutAndItsPath(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(allScopes()...)
+	insertOversized(t, e)
+	c := e.client(tok, nil, false)
+	q := url.Values{"action": {"big.change"}, "fields": {"action"}}
+	id := restKeys(t, e, tok, "/audit-events", q, "id")[0]
+	p := problemOf(t, call(t, c, "get-audit-event", map[string]any{"event_id": id}))
+	got := map[string]any{"code": p["code"], "next_tool": p["next_tool"], "hint": p["hint"]}
+	want := map[string]any{"code": resources.CodeResultTooLarge, "next_tool": "list-audit-events",
+		"hint": "call list-audit-events with fields naming the members you need, " +
+			"without those the detail names"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("get-audit-event (-want +got):\n%s", d)
+	}
+	detail, _ := p["detail"].(string)
+	for _, part := range []string{"leave out after_state", "GET /api/v1/audit-events/" + id} {
+		if !strings.Contains(detail, part) {
+			t.Errorf("detail %q lacks %q", detail, part)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func (m *MCP) run(ctx context.Context, spec toolSpec, outer outerRequest,
 	}
 	copyRateHeaders(outer.header, a.Header)
 	if a.Status < 300 && a.Body.Len() > c.Budget*api.BytesPerToken {
-		return m.errorResult(ctx, spec, m.tooLarge(spec, a.Body.Len(), c.Budget))
+		return m.errorResult(ctx, spec, m.tooLarge(spec, a.Body.Bytes(), c.Budget, c.Path))
 	}
 	return m.toolResult(ctx, spec, a)
 }

@@ -1,8 +1,12 @@
 package tools
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -41,12 +45,16 @@ func (m *MCP) hint(ctx context.Context, spec toolSpec, problem map[string]any) {
 			hints = append(hints, spec.argumentHint("fields"))
 		} else if l := spec.recordLister(); l != "" && m.callable(ctx, l) {
 			next = l
-			hints = append(hints, "call "+l+" with fields to read the record without its largest members")
+			hints = append(hints, "call "+l+" with fields naming the members you need, "+
+				"without those the detail names")
 		}
 	}
 	if next != "" && m.callable(ctx, next) {
 		problem["next_tool"] = next
-		hints = append(hints, "call "+next)
+		named := func(h string) bool { return strings.HasPrefix(h, "call "+next+" ") }
+		if !slices.ContainsFunc(hints, named) {
+			hints = append(hints, "call "+next)
+		}
 	}
 	if hints = slices.DeleteFunc(hints, func(s string) bool { return s == "" }); len(hints) > 0 {
 		problem["hint"] = strings.Join(hints, "; ")
@@ -116,16 +124,50 @@ func (s toolSpec) recordLister() string {
 	return s.listers[name]
 }
 
-// tooLarge is the problem of a result that passes its budget.
-func (m *MCP) tooLarge(spec toolSpec, size, budget int) error {
+// tooLarge is the problem of a result (body) that passes its budget. For a
+// single record the detail names the members to leave out and the record's
+// REST path (its template filled with the call's path arguments).
+func (m *MCP) tooLarge(spec toolSpec, body []byte, budget int, path map[string]string) error {
 	d := fmt.Sprintf("the result is about %d estimated tokens, over the MCP budget of %d",
-		api.EstimateTokens(size), budget)
+		api.EstimateTokens(len(body)), budget)
 	if spec.list {
 		d += "; pass fields with the members you need"
 	} else {
-		d += "; read it over REST at GET " + api.Prefix + spec.path
+		if out := membersOver(body, api.DefaultPageBudget); len(out) > 0 {
+			d += "; leave out " + strings.Join(out, ", ")
+		}
+		d += "; or read it over REST at GET " + api.Prefix + fillPath(spec.path, path)
 	}
 	return &api.Problem{Status: 413, Code: resources.CodeResultTooLarge, Detail: d}
+}
+
+// membersOver names the top-level members of the JSON object body, largest
+// first, that must be left out for the rest to fit budget estimated tokens
+// (nil when body is no object).
+func membersOver(body []byte, budget int) []string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return nil
+	}
+	names := slices.Collect(maps.Keys(members))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(len(members[b])-len(members[a]), strings.Compare(a, b))
+	})
+	var out []string
+	for size, i := len(body), 0; size > budget*api.BytesPerToken && i < len(names); i++ {
+		out = append(out, names[i])
+		size -= len(members[names[i]]) + len(names[i]) + len(`"":,`)
+	}
+	return out
+}
+
+// fillPath is an operation's path template with each {name} replaced by
+// the path argument of that name, escaped as a path segment.
+func fillPath(template string, args map[string]string) string {
+	for name, v := range args {
+		template = strings.ReplaceAll(template, "{"+name+"}", url.PathEscape(v))
+	}
+	return template
 }
 
 func joinAny(v any) string {

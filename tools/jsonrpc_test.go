@@ -180,3 +180,32 @@ func TestMCP_IntegerIDAbove2To53_ComesBackExactly(t *testing.T) {
 		}
 	}
 }
+
+// JSON-RPC 2.0: a request whose params hold a member of the wrong type is
+// Invalid params (-32602), as MCP answers other bad params. The message
+// names the member and the type it takes; it never carries the decoder's
+// words (Go struct and type names). Before, mcp-go's "unparsable tools/call
+// request: json: cannot unmarshal number into Go struct field
+// CallToolRequest.params.name of type string" came back as -32600.
+func TestMCP_ParamsMemberOfWrongType_InvalidParamsNamingIt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t).enableAPI()
+	tok := e.token(allScopes()...)
+	for _, c := range []struct{ method, params, text string }{
+		{"tools/call", `{"name":5,"arguments":{}}`, "params.name must be a string, not a number"},
+		{"tools/call", `{"name":"get-meta","_meta":"x"}`, "params._meta must be an object, not a string"},
+		{"tools/list", `{"cursor":5}`, "params.cursor must be a string, not a number"},
+		{"resources/read", `{"uri":true}`, "params.uri must be a string, not a boolean"},
+		{"initialize", `{"protocolVersion":"2025-06-18","capabilities":[1],` +
+			`"clientInfo":{"name":"c","version":"1"}}`,
+			"params.capabilities must be an object, not an array"},
+	} {
+		t.Run(c.method+" "+c.params, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":4,"method":"` + c.method + `","params":` + c.params + `}`
+			msg := wantRPCError(t, e.post(Path, tok, body, nil), 200, -32602, `4`, c.text)
+			if strings.Contains(msg, "Go struct") || strings.Contains(msg, "json:") {
+				t.Fatalf("the message carries the decoder's words: %s", msg)
+			}
+		})
+	}
+}

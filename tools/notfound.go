@@ -15,13 +15,17 @@ import (
 // base64 data at input byte 0") into words saying what to do: call
 // tools/list, prompts/list or resources/list, name the tool, leave the
 // cursor out. The code stays (-32602 Invalid params, as MCP answers an
-// unknown tool or prompt; -32002 for a resource). Any other answer is
-// returned as it is.
-func (m *MCP) explain(ctx context.Context, msg rpcMessage,
-	resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+// unknown tool or prompt; -32002 for a resource). Params mcp-go could not
+// read (unread) are named by paramsProblem. Any other answer is returned as
+// it is.
+func (m *MCP) explain(ctx context.Context, msg rpcMessage, resp mcp.JSONRPCMessage,
+	unread *unparsed) mcp.JSONRPCMessage {
 	e, ok := resp.(mcp.JSONRPCError)
 	if !ok {
 		return resp
+	}
+	if e.Error.Code == mcp.INVALID_REQUEST {
+		return paramsProblem(e, unread)
 	}
 	var text string
 	switch method := mcp.MCPMethod(msg.Method); {

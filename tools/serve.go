@@ -52,12 +52,13 @@ func (m *MCP) serve(w http.ResponseWriter, r *http.Request, msg rpcMessage) {
 		m.writeMessage(w, r, refusal, era.status(refusal.Error.Code))
 		return
 	}
-	resp := m.mcp.HandleMessage(r.Context(), msg.body)
+	ctx, unread := withUnparsed(r.Context())
+	resp := m.mcp.HandleMessage(ctx, msg.body)
 	if resp == nil { // a notification
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	resp = withClientID(m.explain(r.Context(), msg, resp), msg.ID)
+	resp = withClientID(m.explain(ctx, msg, resp, unread), msg.ID)
 	status := http.StatusOK
 	if e, ok := resp.(mcp.JSONRPCError); ok {
 		status = era.status(e.Error.Code)

@@ -209,6 +209,9 @@ func differingCases() []differingCase {
 		{"params a string", legacy, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
 			nil, 200, -32600, "1",
 			invalid + "params are not an object; the transport: a -32600 naming Go types"},
+		{"a params member of the wrong type", legacy, `{"jsonrpc":"2.0","id":1,"method":"tools/call",` +
+			`"params":{"name":5}}`, nil, 200, -32602, "1",
+			"Invalid params naming the member; the transport: a -32600 naming Go types"},
 		{"unknown tool", legacy, `{"jsonrpc":"2.0","id":7,"method":"tools/call",` +
 			`"params":{"name":"no-such-tool","arguments":{}}}`, nil, 200, -32602, "7",
 			"the message says to call tools/list; the transport: \"tool 'no-such-tool' not found\""},

@@ -81,6 +81,8 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 	cfg.AllowedOrigins = slices.Clone(cfg.AllowedOrigins)
 	m := &MCP{srv: srv, cfg: cfg, specs: specs, byName: map[string]toolSpec{}}
 	m.answers.New = newAnswerBuffer
+	hooks := &server.Hooks{}
+	hooks.AddOnError(noteUnparsable)
 	m.mcp = server.NewMCPServer(serverName, resources.APIVersion,
 		server.WithTitle("Cloud Platform Management API"),
 		server.WithInstructions(instructions),
@@ -91,6 +93,7 @@ func New(srv *api.Server, cfg Config) (*MCP, error) {
 		server.WithToolFilter(m.visibleTools),
 		server.WithPromptFilter(m.visiblePrompts),
 		server.WithRecovery(),
+		server.WithHooks(hooks),
 	)
 	for _, s := range specs {
 		m.byName[s.tool.Name] = s

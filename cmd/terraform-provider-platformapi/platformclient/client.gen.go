@@ -919,6 +919,7 @@ func (e ListProjectsParamsCustomerStatus) Valid() bool {
 // Defines values for ListReleaseOperationsParamsStatus.
 const (
 	ListReleaseOperationsParamsStatusAwaitingApproval ListReleaseOperationsParamsStatus = "awaiting_approval"
+	ListReleaseOperationsParamsStatusAwaitingOperator ListReleaseOperationsParamsStatus = "awaiting_operator"
 	ListReleaseOperationsParamsStatusFailed           ListReleaseOperationsParamsStatus = "failed"
 	ListReleaseOperationsParamsStatusPending          ListReleaseOperationsParamsStatus = "pending"
 	ListReleaseOperationsParamsStatusRunning          ListReleaseOperationsParamsStatus = "running"
@@ -929,6 +930,8 @@ const (
 func (e ListReleaseOperationsParamsStatus) Valid() bool {
 	switch e {
 	case ListReleaseOperationsParamsStatusAwaitingApproval:
+		return true
+	case ListReleaseOperationsParamsStatusAwaitingOperator:
 		return true
 	case ListReleaseOperationsParamsStatusFailed:
 		return true
@@ -988,6 +991,7 @@ func (e ListReleaseOperationsParamsComponent) Valid() bool {
 // Defines values for ListFleetReleaseOperationsParamsStatus.
 const (
 	ListFleetReleaseOperationsParamsStatusAwaitingApproval ListFleetReleaseOperationsParamsStatus = "awaiting_approval"
+	ListFleetReleaseOperationsParamsStatusAwaitingOperator ListFleetReleaseOperationsParamsStatus = "awaiting_operator"
 	ListFleetReleaseOperationsParamsStatusFailed           ListFleetReleaseOperationsParamsStatus = "failed"
 	ListFleetReleaseOperationsParamsStatusPending          ListFleetReleaseOperationsParamsStatus = "pending"
 	ListFleetReleaseOperationsParamsStatusRunning          ListFleetReleaseOperationsParamsStatus = "running"
@@ -998,6 +1002,8 @@ const (
 func (e ListFleetReleaseOperationsParamsStatus) Valid() bool {
 	switch e {
 	case ListFleetReleaseOperationsParamsStatusAwaitingApproval:
+		return true
+	case ListFleetReleaseOperationsParamsStatusAwaitingOperator:
 		return true
 	case ListFleetReleaseOperationsParamsStatusFailed:
 		return true
@@ -2116,12 +2122,12 @@ type Operation struct {
 	}] `json:"error"`
 	FinishedAt nullable.Nullable[time.Time] `json:"finished_at"`
 
-	// Id Decimal, or release:<id> for a release promotion
+	// Id Decimal, or release:<id> for a release promotion or data copy
 	//
 	// Example: release:12
 	Id string `json:"id"`
 
-	// Kind release_promotion, project_provision, node_cache_copy, node_cache_remove, …
+	// Kind release_promotion, data_copy, project_provision, node_cache_copy, node_cache_remove, …
 	Kind string `json:"kind"`
 
 	// Progress Copies: bytes so far
@@ -2414,10 +2420,12 @@ type ReleaseOperation struct {
 	// RequestedVia api or portal
 	RequestedVia string                    `json:"requested_via"`
 	SourceEnv    nullable.Nullable[string] `json:"source_env"`
-	Status       string                    `json:"status"`
-	TargetEnv    string                    `json:"target_env"`
-	UpdatedAt    time.Time                 `json:"updated_at"`
-	Version      nullable.Nullable[string] `json:"version"`
+
+	// Status pending, awaiting_approval (a prod promotion), awaiting_operator (a data copy), running, succeeded, failed, …
+	Status    string                    `json:"status"`
+	TargetEnv string                    `json:"target_env"`
+	UpdatedAt time.Time                 `json:"updated_at"`
+	Version   nullable.Nullable[string] `json:"version"`
 }
 
 // ReleaseOperationDecisionOutcome defines model for ReleaseOperation.Decision.Outcome.
@@ -3015,7 +3023,7 @@ type ListReleaseOperationsParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Status Comma-separated, any of: pending, awaiting_approval, running, succeeded, failed.
+	// Status Comma-separated, any of: pending, awaiting_approval, awaiting_operator, running, succeeded, failed.
 	Status *[]ListReleaseOperationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// TargetEnv Comma-separated, any of: sandbox, dev, uat, prod.
@@ -3051,7 +3059,7 @@ type ListFleetReleaseOperationsParams struct {
 	// Fields Members to return, comma-separated (default: all). Always kept: id.
 	Fields *string `form:"fields,omitempty" json:"fields,omitempty"`
 
-	// Status Comma-separated, any of: pending, awaiting_approval, running, succeeded, failed.
+	// Status Comma-separated, any of: pending, awaiting_approval, awaiting_operator, running, succeeded, failed.
 	Status *[]ListFleetReleaseOperationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// TargetEnv Comma-separated, any of: sandbox, dev, uat, prod.
