@@ -29,7 +29,8 @@ func (reconcileArgs) Kind() string { return "node_cache_reconcile" }
 // cache the agent no longer reports (or reports corrupt) turns missing; a
 // missing one it reports verified again turns ready, and a cache of a
 // catalogue model the database does not know is adopted — both only when
-// the agent verified it against that model's own central copy. The
+// the agent verified it against that model's own central copy; a ready
+// one it reports verified at another directory takes that path. The
 // models' offline_ready and location follow. Caches being copied,
 // checked or removed are left alone; a node whose agent does not answer
 // changes nothing.
@@ -153,7 +154,8 @@ func reconcileModels(ctx context.Context, tx bun.Tx, hostname string,
 
 // reconcileCache turns a ready cache missing when the disk lacks it or
 // holds it corrupt, and a missing one ready when the disk has it again,
-// verified against the model's central copy.
+// verified against the model's central copy; a ready one the agent
+// reports verified at another directory (the cache root moved) takes it.
 func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
 	model *cacheModelRow, disk onDisk) error {
 	found, onNode := disk.ready[model.Repo]
@@ -166,6 +168,10 @@ func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
 	case c.Status == resources.NodeCacheMissing && onNode && verifiedFor(model, found):
 		size := gigabytes(found.BytesTotal)
 		c.Status, c.Path, c.SizeGB, action = resources.NodeCacheReady, &found.Path, &size, "node_cache.found"
+	case c.Status == resources.NodeCacheReady && onNode && verifiedFor(model, found) &&
+		(c.Path == nil || *c.Path != found.Path):
+		size := gigabytes(found.BytesTotal)
+		c.Path, c.SizeGB, action = &found.Path, &size, "node_cache.moved"
 	default:
 		return nil
 	}
