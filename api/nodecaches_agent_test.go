@@ -83,8 +83,15 @@ func TestNodeCaches_Copy_CapSmallerThanTheModel_FailedInsufficientDiskNoByteWrit
 	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{MaxCacheBytes: 100 << 10})
 	model := cacheModel(t, e, "org/model", true)
 	op := failedCopy(t, e, tok, "gpu-02", model, resources.CodeInsufficientDisk)
-	if d := op["error"].(map[string]any)["detail"].(string); !strings.Contains(d, fmt.Sprint(modelBytes("org/model"))) {
+	d := op["error"].(map[string]any)["detail"].(string)
+	if !strings.Contains(d, fmt.Sprint(modelBytes("org/model"))) {
 		t.Fatalf("the detail does not give the bytes needed (%d): %s", modelBytes("org/model"), d)
+	}
+	// what limits the copy (the agent's cap, not the disk) and the way out
+	for _, says := range []string{"--max-cache-bytes cap of 102400", "DELETE /node-caches/gpu-02/"} {
+		if !strings.Contains(d, says) {
+			t.Fatalf("the detail does not say %q: %s", says, d)
+		}
 	}
 	entries, err := os.ReadDir(agents["gpu-02"].CacheRoot)
 	if err != nil || len(entries) != 0 {
