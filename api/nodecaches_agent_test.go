@@ -169,8 +169,13 @@ func TestNodeCaches_Reconcile_DeletedByHandBecomesMissingThenCopiedAgain(t *test
 	if ready, loc := modelPlacement(t, e, model); ready || *loc != "nas" {
 		t.Fatalf("model with its only cache missing: %v %v", ready, *loc)
 	}
-	if ev, _ := auditItems(t, e, tok, "?action=node_cache.missing"); len(ev) != 1 || ev[0]["actor"] != "system" {
+	ev, _ := auditItems(t, e, tok, "?action=node_cache.missing")
+	if len(ev) != 1 || ev[0]["actor"] != "system" {
 		t.Fatalf("events: %v", ev)
+	}
+	if reason, _ := ev[0]["after_state"].(map[string]any)["reason"].(string); !strings.Contains(reason,
+		"no longer reports") {
+		t.Fatalf("the event does not say why: %v", ev[0]["after_state"])
 	}
 	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
 	assertCopied(t, agents["gpu-01"], "org/model")

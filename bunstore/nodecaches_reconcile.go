@@ -164,7 +164,7 @@ func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
 	switch {
 	case c.Status == resources.NodeCacheReady && !onNode && !disk.present[model.Repo]:
 		c.Status, action = resources.NodeCacheMissing, "node_cache.missing"
-		reason = corruptReason(disk.corrupt[model.Repo])
+		reason = missingReason(disk.corrupt[model.Repo])
 	case c.Status == resources.NodeCacheMissing && onNode && verifiedFor(model, found):
 		size := gigabytes(found.BytesTotal)
 		c.Status, c.Path, c.SizeGB, action = resources.NodeCacheReady, &found.Path, &size, "node_cache.found"
@@ -187,12 +187,13 @@ func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
 		entityID: c.target(), before: before, after: after})
 }
 
-// corruptReason is why a cache the agent reports corrupt turns missing
-// ("" for a cache that is not corrupt).
-func corruptReason(c resources.AgentCache) string {
+// missingReason is why a ready cache turns missing: the agent reports it
+// corrupt, or (c has no state) no longer reports it at all.
+func missingReason(c resources.AgentCache) string {
 	switch {
 	case c.State != resources.AgentCacheCorrupt:
-		return ""
+		return "the node agent no longer reports the cache: its directory, its manifest or one of " +
+			"its files is gone from the node (PUT copies it again)"
 	case c.Error == nil:
 		return "the node agent reports the cache corrupt"
 	}
