@@ -40,6 +40,9 @@ type AINode struct {
 	AgentURL            *string               `json:"agent_url" nullable:"true" doc:"Node agent URL"`
 	CacheFSTotalBytes   *int64                `json:"cache_fs_total_bytes" nullable:"true" doc:"Live (agent): cache file system size"`
 	CacheFSFreeBytes    *int64                `json:"cache_fs_free_bytes" nullable:"true" doc:"Live (agent): free there"`
+	CacheMaxBytes       *int64                `json:"cache_max_bytes" nullable:"true" doc:"Live (agent): its cap; null: none"`
+	CacheUsedBytes      *int64                `json:"cache_used_bytes" nullable:"true" doc:"Live (agent): held"`
+	CacheFreeBytes      *int64                `json:"cache_free_bytes" nullable:"true" doc:"Live (agent): copies may still use (less under a cap)"`
 	Cluster             Nullable[NodeCluster] `json:"cluster" doc:"Live"`
 	CollectorStale      *bool                 `json:"collector_stale" nullable:"true" doc:"Live: collector silent over 30 s"`
 	CPUUtilPct          *float64              `json:"cpu_util_pct" nullable:"true" minimum:"0" maximum:"100" doc:"Live: last minute"`

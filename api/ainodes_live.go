@@ -145,6 +145,17 @@ func hostsWithStatus(snap resources.NodeSnapshot, statuses []string) []string {
 	return out
 }
 
+// setCache fills the node's cache members from its agent's report; the
+// free bytes are the file system's, or what the cap leaves when less.
+func (v *AINode) setCache(rep resources.AgentReport) {
+	free := rep.FS.FreeBytes
+	if rep.MaxCacheBytes != nil {
+		free = max(min(free, *rep.MaxCacheBytes-rep.UsedBytes), 0)
+	}
+	v.CacheFSTotalBytes, v.CacheFSFreeBytes = &rep.FS.TotalBytes, &rep.FS.FreeBytes
+	v.CacheMaxBytes, v.CacheUsedBytes, v.CacheFreeBytes = rep.MaxCacheBytes, &rep.UsedBytes, &free
+}
+
 // view joins a roster node with its health and its live values, when
 // monitoring and its agent have any for it.
 func (fl nodeFleet) view(n resources.AINode) AINode {
@@ -154,7 +165,7 @@ func (fl nodeFleet) view(n resources.AINode) AINode {
 		ParentHost: n.ParentHost, VMID: n.VMID, Services: nonNil(n.Services), AgentURL: n.AgentURL,
 		Cluster: NullOf[NodeCluster](nil)}
 	if rep, ok := fl.live.agents.Answered[n.Hostname]; ok {
-		v.CacheFSTotalBytes, v.CacheFSFreeBytes = &rep.FS.TotalBytes, &rep.FS.FreeBytes
+		v.setCache(rep)
 	}
 	live, ok := fl.live.snap[n.Hostname]
 	if !ok {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"platformapi/api/apitest"
 	"platformapi/bunstore"
 	"platformapi/resources"
@@ -83,8 +85,15 @@ func TestNodeCaches_Copy_CapSmallerThanTheModel_FailedInsufficientDiskNoByteWrit
 	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{MaxCacheBytes: 100 << 10})
 	model := cacheModel(t, e, "org/model", true)
 	op := failedCopy(t, e, tok, "gpu-02", model, resources.CodeInsufficientDisk)
-	if d := op["error"].(map[string]any)["detail"].(string); !strings.Contains(d, fmt.Sprint(modelBytes("org/model"))) {
+	d := op["error"].(map[string]any)["detail"].(string)
+	if !strings.Contains(d, fmt.Sprint(modelBytes("org/model"))) {
 		t.Fatalf("the detail does not give the bytes needed (%d): %s", modelBytes("org/model"), d)
+	}
+	// what limits the copy (the agent's cap, not the disk) and the way out
+	for _, says := range []string{"--max-cache-bytes cap of 102400", "DELETE /node-caches/gpu-02/"} {
+		if !strings.Contains(d, says) {
+			t.Fatalf("the detail does not say %q: %s", says, d)
+		}
 	}
 	entries, err := os.ReadDir(agents["gpu-02"].CacheRoot)
 	if err != nil || len(entries) != 0 {
@@ -162,8 +171,13 @@ func TestNodeCaches_Reconcile_DeletedByHandBecomesMissingThenCopiedAgain(t *test
 	if ready, loc := modelPlacement(t, e, model); ready || *loc != "nas" {
 		t.Fatalf("model with its only cache missing: %v %v", ready, *loc)
 	}
-	if ev, _ := auditItems(t, e, tok, "?action=node_cache.missing"); len(ev) != 1 || ev[0]["actor"] != "system" {
+	ev, _ := auditItems(t, e, tok, "?action=node_cache.missing")
+	if len(ev) != 1 || ev[0]["actor"] != "system" {
 		t.Fatalf("events: %v", ev)
+	}
+	if reason, _ := ev[0]["after_state"].(map[string]any)["reason"].(string); !strings.Contains(reason,
+		"no longer reports") {
+		t.Fatalf("the event does not say why: %v", ev[0]["after_state"])
 	}
 	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
 	assertCopied(t, agents["gpu-01"], "org/model")
@@ -243,5 +257,39 @@ func TestNodeCaches_Copy_WorkerStoppedWhileWatching_StopsCleanlyAnotherWorkerFin
 	assertCopied(t, agents["gpu-01"], "org/model")
 	if read := agents["gpu-01"].BytesRead(); read != modelBytes("org/model") {
 		t.Fatalf("the agent read %d bytes for a %d-byte model", read, modelBytes("org/model"))
+	}
+}
+
+// TestAINodes_CacheCapFromTheAgent_FreeBytesUnderIt: a node whose agent
+// caps its cache (--max-cache-bytes) shows the cap, what the cache holds
+// and what copies may still use (the cap less the cache, not the file
+// system's free bytes), so an operator sees before a copy that a model
+// will not fit; without a cap, the free bytes are the file system's.
+func TestAINodes_CacheCapFromTheAgent_FreeBytesUnderIt(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{MaxCacheBytes: 1 << 20})
+	model := cacheModel(t, e, "org/model", true)
+	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
+	a := agents["gpu-01"]
+	rep, err := nodeagent.NewClient(nil).Report(context.Background(),
+		resources.AgentEndpoint{Hostname: "gpu-01", URL: a.HTTP.URL, Key: a.Key})
+	if err != nil || rep.UsedBytes < modelBytes("org/model") {
+		t.Fatalf("the agent's report: %+v %v", rep, err)
+	}
+	used := float64(rep.UsedBytes)
+	n := e.Do("GET", "/api/v1/ai/nodes/gpu-01", tok, nil).JSON(t)
+	got := map[string]any{"max": n["cache_max_bytes"], "used": n["cache_used_bytes"], "free": n["cache_free_bytes"]}
+	want := map[string]any{"max": float64(1 << 20), "used": used, "free": float64(1<<20) - used}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("gpu-01's cache (-want +got):\n%s", d)
+	}
+	uncapped := e.StartAgent("gpu-02", nodeagent.Config{})
+	n = e.Do("GET", "/api/v1/ai/nodes/gpu-02", tok, nil).JSON(t)
+	if n["cache_max_bytes"] != nil || n["cache_used_bytes"] != 0.0 ||
+		n["cache_free_bytes"] != n["cache_fs_free_bytes"] || uncapped == nil {
+		t.Fatalf("an agent without a cap: %v", n)
+	}
+	vm := e.Do("GET", "/api/v1/ai/nodes/gpu-01-vm1", tok, nil).JSON(t)
+	if vm["cache_max_bytes"] != nil || vm["cache_used_bytes"] != nil || vm["cache_free_bytes"] != nil {
+		t.Fatalf("a node without an agent: %v", vm)
 	}
 }

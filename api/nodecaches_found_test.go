@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,5 +181,50 @@ func TestNodeCaches_Reconcile_ReadyCacheChangedOnDisk_MissingUntilCopiedAgain(t 
 	assertCopied(t, agents["gpu-01"], "org/model")
 	if ready, loc := modelPlacement(t, e, model); !ready || *loc != "both" {
 		t.Fatalf("model copied again: %v %v", ready, *loc)
+	}
+}
+
+// TestNodeCaches_Reconcile_ReadyCacheReportedAtAnotherPath_PathFollows: an
+// operator moves a node's cache to a bigger disk (agent stopped, the
+// directory moved, the agent started with the new --cache-root). The
+// agent reports the cache verifying, then ready, at its new directory; the
+// reconcile gives the node cache that path, audited as system
+// (node_cache.moved). Before, a cache never reported absent kept naming
+// the old directory for good.
+func TestNodeCaches_Reconcile_ReadyCacheReportedAtAnotherPath_PathFollows(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{ReconcileInterval: 100e6}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
+	old := agents["gpu-01"]
+	old.HTTP.Close() // the agent stopped: the reconcile changes nothing meanwhile
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "org"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(root, "org/model")
+	if err := os.Rename(filepath.Join(old.CacheRoot, "org/model"), want); err != nil {
+		t.Fatal(err)
+	}
+	cfg := nodeagent.Config{StoreRoot: e.StoreRoot, CacheRoot: root, Key: old.Key}
+	moved, err := nodeagent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(moved.Handler())
+	t.Cleanup(func() { srv.Close(); _ = moved.Close() })
+	e.SetAgentURL("gpu-01", srv.URL)
+	testkit.Eventually(t, 30*time.Second, "the node cache names the new directory", func() bool {
+		items := e.Do("GET", "/api/v1/node-caches?hostname=gpu-01", tok, nil).JSON(t)["items"].([]any)
+		return len(items) == 1 && items[0].(map[string]any)["path"] == want
+	})
+	if s := nodeCacheStatus(t, e, tok, "gpu-01"); s[model] != "ready" {
+		t.Fatalf("node caches after the move: %v", s)
+	}
+	ev, _ := auditItems(t, e, tok, "?action=node_cache.moved")
+	if len(ev) != 1 || ev[0]["actor"] != "system" || ev[0]["entity_id"] != "gpu-01/"+model {
+		t.Fatalf("events: %v", ev)
+	}
+	if ev, _ := auditItems(t, e, tok, "?action=node_cache.missing"); len(ev) != 0 {
+		t.Fatalf("the moved cache was marked missing: %v", ev)
 	}
 }

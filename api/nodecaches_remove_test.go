@@ -134,3 +134,18 @@ func TestNodeCaches_Copy_AgentUnreachable_RetriesSpacedByTheDoublingBackoff(t *t
 		}
 	}
 }
+
+// TestNodeCaches_CopyWhileRemoving_DetailNamesTheRemovalsOperation: a PUT
+// refused node_cache_busy by a running removal names that removal's
+// operation, so the operator knows what to poll before copying again.
+func TestNodeCaches_CopyWhileRemoving_DetailNamesTheRemovalsOperation(t *testing.T) {
+	e, tok, agents := agentEnv(t, apitest.Options{}, nodeagent.Config{})
+	model := cacheModel(t, e, "org/model", true)
+	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-02", model)["id"].(string), "succeeded")
+	agents["gpu-02"].HTTP.Close() // the removal retries: it stays running
+	removal := removeFromNode(t, e, tok, "gpu-02", model)["id"].(string)
+	busy := assertProblem(t, e.Do("PUT", "/api/v1/node-caches/gpu-02/"+model, tok, nil), 409, "node_cache_busy")
+	if d, _ := busy["detail"].(string); !strings.Contains(d, "GET /api/v1/operations/"+removal) {
+		t.Fatalf("the detail does not name the removal's operation %s: %v", removal, busy["detail"])
+	}
+}

@@ -101,8 +101,10 @@ func TestNodeCaches_Copy_Failed_ErrorIsAProblemDocument(t *testing.T) {
 	model := cacheModel(t, e, "org/model", true)
 	opID := copyToNode(t, e, tok, "gpu-02", model)["id"].(string)
 	views := failedOperationErrors(t, e, tok, opID)
-	detail := fmt.Sprintf("the cache of node gpu-02 needs %d bytes, %d are free",
-		modelBytes("org/model"), 100<<10)
+	detail := fmt.Sprintf("the cache of node gpu-02 needs %d bytes, %d are free under its agent's "+
+		"--max-cache-bytes cap of %d; remove caches the node no longer needs "+
+		"(DELETE /node-caches/gpu-02/{model_id}) or raise the cap, then copy again",
+		modelBytes("org/model"), 100<<10, 100<<10)
 	want := operationProblem(resources.CodeInsufficientDisk, "Insufficient disk", detail, opID)
 	assertErrorViews(t, want, views)
 }

@@ -188,7 +188,11 @@ func (s *Store) copyExisting(ctx context.Context, tx bun.Tx, a resources.Actor, 
 		}
 		return op, finishOperation(ctx, tx, op, nil, cacheResult(row, true))
 	default:
-		return nil, cacheBusy(row, "a removal")
+		removal, err := unfinishedCacheOperation(ctx, tx, resources.OpKindNodeCacheRemove, row.target(), "")
+		if err != nil {
+			return nil, err
+		}
+		return nil, cacheBusy(row, removal)
 	}
 }
 
@@ -272,9 +276,16 @@ func copyAnswer(op resources.Operation) resources.CacheCopy {
 	return resources.CacheCopy{Operation: op, Started: !ready}
 }
 
-func cacheBusy(row *nodeCacheRow, running string) *resources.Error {
+// cacheBusy refuses a copy of row's cache while its removal (the open
+// operation, nil when none is found) runs, naming the operation to poll.
+func cacheBusy(row *nodeCacheRow, removal *operationRow) *resources.Error {
+	poll := "its operation"
+	if removal != nil {
+		poll = "GET /api/v1/operations/" + idString(removal.ID)
+	}
 	e := resources.Errorf(resources.KindConflict, resources.CodeNodeCacheBusy,
-		"%s of AI model %d on %q is running; retry when its operation finished", running, row.ModelID, row.Hostname)
+		"a removal of AI model %d on %q is running; poll %s and copy again once it finished",
+		row.ModelID, row.Hostname, poll)
 	e.RetryAfter = 5 * time.Second
 	return e
 }

@@ -29,7 +29,8 @@ func (reconcileArgs) Kind() string { return "node_cache_reconcile" }
 // cache the agent no longer reports (or reports corrupt) turns missing; a
 // missing one it reports verified again turns ready, and a cache of a
 // catalogue model the database does not know is adopted — both only when
-// the agent verified it against that model's own central copy. The
+// the agent verified it against that model's own central copy; a ready
+// one it reports verified at another directory takes that path. The
 // models' offline_ready and location follow. Caches being copied,
 // checked or removed are left alone; a node whose agent does not answer
 // changes nothing.
@@ -153,7 +154,8 @@ func reconcileModels(ctx context.Context, tx bun.Tx, hostname string,
 
 // reconcileCache turns a ready cache missing when the disk lacks it or
 // holds it corrupt, and a missing one ready when the disk has it again,
-// verified against the model's central copy.
+// verified against the model's central copy; a ready one the agent
+// reports verified at another directory (the cache root moved) takes it.
 func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
 	model *cacheModelRow, disk onDisk) error {
 	found, onNode := disk.ready[model.Repo]
@@ -162,10 +164,14 @@ func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
 	switch {
 	case c.Status == resources.NodeCacheReady && !onNode && !disk.present[model.Repo]:
 		c.Status, action = resources.NodeCacheMissing, "node_cache.missing"
-		reason = corruptReason(disk.corrupt[model.Repo])
+		reason = missingReason(disk.corrupt[model.Repo])
 	case c.Status == resources.NodeCacheMissing && onNode && verifiedFor(model, found):
 		size := gigabytes(found.BytesTotal)
 		c.Status, c.Path, c.SizeGB, action = resources.NodeCacheReady, &found.Path, &size, "node_cache.found"
+	case c.Status == resources.NodeCacheReady && onNode && verifiedFor(model, found) &&
+		(c.Path == nil || *c.Path != found.Path):
+		size := gigabytes(found.BytesTotal)
+		c.Path, c.SizeGB, action = &found.Path, &size, "node_cache.moved"
 	default:
 		return nil
 	}
@@ -181,12 +187,13 @@ func (s *Store) reconcileCache(ctx context.Context, tx bun.Tx, c *nodeCacheRow,
 		entityID: c.target(), before: before, after: after})
 }
 
-// corruptReason is why a cache the agent reports corrupt turns missing
-// ("" for a cache that is not corrupt).
-func corruptReason(c resources.AgentCache) string {
+// missingReason is why a ready cache turns missing: the agent reports it
+// corrupt, or (c has no state) no longer reports it at all.
+func missingReason(c resources.AgentCache) string {
 	switch {
 	case c.State != resources.AgentCacheCorrupt:
-		return ""
+		return "the node agent no longer reports the cache: its directory, its manifest or one of " +
+			"its files is gone from the node (PUT copies it again)"
 	case c.Error == nil:
 		return "the node agent reports the cache corrupt"
 	}

@@ -168,8 +168,7 @@ func answerError(ep resources.AgentEndpoint, res *http.Response) error {
 func refusal(ep resources.AgentEndpoint, status int, p Problem) error {
 	switch {
 	case p.Code == resources.CodeInsufficientDisk && p.NeededBytes != nil && p.FreeBytes != nil:
-		return resources.Errorf(resources.KindConflict, p.Code,
-			"the cache of node %s needs %d bytes, %d are free", ep.Hostname, *p.NeededBytes, *p.FreeBytes)
+		return resources.Errorf(resources.KindConflict, p.Code, "%s", diskDetail(ep.Hostname, p))
 	case status == http.StatusNotFound && p.Code == CodeCacheNotFound:
 		return resources.NotFound(p.Code, "%s", p.Detail)
 	case status == http.StatusConflict:
@@ -178,6 +177,19 @@ func refusal(ep resources.AgentEndpoint, status int, p Problem) error {
 		return resources.Errorf(resources.KindInvalid, p.Code, "node %s: %s", ep.Hostname, p.Detail)
 	}
 	return unreachable(ep, "it answered %d %s", status, p.Code)
+}
+
+// diskDetail says why a copy onto host does not fit (p: the agent's
+// insufficient_disk, with its numbers) and how to make room.
+func diskDetail(host string, p Problem) string {
+	where, more := "on its cache file system", "free room on its disk"
+	if p.MaxCacheBytes != nil {
+		where = fmt.Sprintf("under its agent's --max-cache-bytes cap of %d", *p.MaxCacheBytes)
+		more = "raise the cap"
+	}
+	return fmt.Sprintf("the cache of node %s needs %d bytes, %d are free %s; remove caches the "+
+		"node no longer needs (DELETE /node-caches/%s/{model_id}) or %s, then copy again",
+		host, *p.NeededBytes, *p.FreeBytes, where, host, more)
 }
 
 // unreachable is a failure to get a usable answer from ep's agent.

@@ -27,7 +27,8 @@ func TestClient_AgentRefusals_DomainErrors(t *testing.T) {
 		code, says         string
 	}{
 		{"insufficient disk", "acme/big", "models/acme/big",
-			resources.KindConflict, resources.CodeInsufficientDisk, "needs 4000 bytes, 1000 are free"},
+			resources.KindConflict, resources.CodeInsufficientDisk,
+			"needs 4000 bytes, 1000 are free under its agent's --max-cache-bytes cap of 1000"},
 		{"central copy invalid", "acme/bad", "models/acme/bad",
 			resources.KindConflict, resources.CodeCentralCopyInvalid, "SHA256SUMS line 1"},
 		{"invalid source", "acme/small", "/abs", resources.KindInvalid, CodeInvalidSource, "clean"},

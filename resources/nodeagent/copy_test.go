@@ -149,7 +149,8 @@ func TestCopy_CapSmallerThanModel_InsufficientDiskNothingWritten(t *testing.T) {
 	status, b := ta.do("PUT", PathCaches+"acme/llama", `{"source":"models/acme/llama"}`)
 	p := problem(t, b)
 	if status != 409 || p.Code != resources.CodeInsufficientDisk || p.NeededBytes == nil ||
-		*p.NeededBytes != 100<<10 || p.FreeBytes == nil || *p.FreeBytes != 40<<10 {
+		*p.NeededBytes != 100<<10 || p.FreeBytes == nil || *p.FreeBytes != 40<<10 ||
+		p.MaxCacheBytes == nil || *p.MaxCacheBytes != 50<<10 {
 		t.Fatalf("PUT: %d %s", status, b)
 	}
 	if d := cmp.Diff(before, tree(t, cfg.CacheRoot)); d != "" {

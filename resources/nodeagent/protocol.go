@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"platformapi/resources"
@@ -55,6 +56,9 @@ type Problem struct {
 	// NeededBytes and FreeBytes come with CodeInsufficientDisk.
 	NeededBytes *int64 `json:"needed_bytes,omitempty"`
 	FreeBytes   *int64 `json:"free_bytes,omitempty"`
+	// MaxCacheBytes comes with CodeInsufficientDisk when the agent's cap
+	// (--max-cache-bytes), not its file system, leaves too little.
+	MaxCacheBytes *int64 `json:"max_cache_bytes,omitempty"`
 }
 
 // CopyRequest is the body of PUT /v1/caches/{org}/{name}.
@@ -63,20 +67,26 @@ type CopyRequest struct {
 	Source string `json:"source"`
 }
 
-// diskError refuses a copy that does not fit; it carries both numbers.
+// diskError refuses a copy that does not fit; it carries both numbers and
+// the cap when the cap is what limits (0: the file system).
 type diskError struct {
-	needed, free int64
-	err          *resources.Error
+	needed, free, cap int64
+	err               *resources.Error
 }
 
 func (e *diskError) Error() string { return e.err.Error() }
 func (e *diskError) Unwrap() error { return e.err }
 
 // insufficientDisk builds the refusal of a copy needing needed bytes where
-// free are left.
-func insufficientDisk(repo string, needed, free int64) *diskError {
-	return &diskError{needed: needed, free: free, err: resources.Errorf(resources.KindConflict,
-		resources.CodeInsufficientDisk, "%s needs %d bytes in the cache, %d are free", repo, needed, free)}
+// free are left under the cap capBytes (0: on the file system).
+func insufficientDisk(repo string, needed, free, capBytes int64) *diskError {
+	where := "on the cache file system"
+	if capBytes > 0 {
+		where = fmt.Sprintf("under the --max-cache-bytes cap of %d", capBytes)
+	}
+	return &diskError{needed: needed, free: free, cap: capBytes, err: resources.Errorf(resources.KindConflict,
+		resources.CodeInsufficientDisk, "%s needs %d bytes in the cache, %d are free %s",
+		repo, needed, free, where)}
 }
 
 // kindStatus maps a domain error kind to the agent's HTTP status.
@@ -101,6 +111,9 @@ func problemFor(err error) Problem {
 	var d *diskError
 	if errors.As(err, &d) {
 		p.NeededBytes, p.FreeBytes = &d.needed, &d.free
+		if d.cap > 0 {
+			p.MaxCacheBytes = &d.cap
+		}
 	}
 	p.Type, p.Title = problemTypePrefix+p.Code, http.StatusText(p.Status)
 	return p

@@ -109,13 +109,13 @@ func (a *Agent) checkRoom(repo string, p *plan, kept []entry) error {
 		return err
 	}
 	reserved := a.reserved()
-	free := fsys.FreeBytes - reserved
-	if a.maxCache > 0 {
-		free = min(free, a.maxCache-a.usedBytes()-reserved)
+	free, capBytes := fsys.FreeBytes-reserved, int64(0)
+	if a.maxCache > 0 && a.maxCache-a.usedBytes()-reserved < free {
+		free, capBytes = a.maxCache-a.usedBytes()-reserved, a.maxCache
 	}
 	free = max(free, 0)
 	if needed > free {
-		return insufficientDisk(repo, needed, free)
+		return insufficientDisk(repo, needed, free, capBytes)
 	}
 	return nil
 }

@@ -1354,11 +1354,20 @@ type AINode struct {
 	// AgentUrl Node agent URL
 	AgentUrl nullable.Nullable[string] `json:"agent_url"`
 
+	// CacheFreeBytes Live (agent): copies may still use (less under a cap)
+	CacheFreeBytes nullable.Nullable[int64] `json:"cache_free_bytes"`
+
 	// CacheFsFreeBytes Live (agent): free there
 	CacheFsFreeBytes nullable.Nullable[int64] `json:"cache_fs_free_bytes"`
 
 	// CacheFsTotalBytes Live (agent): cache file system size
 	CacheFsTotalBytes nullable.Nullable[int64] `json:"cache_fs_total_bytes"`
+
+	// CacheMaxBytes Live (agent): its cap; null: none
+	CacheMaxBytes nullable.Nullable[int64] `json:"cache_max_bytes"`
+
+	// CacheUsedBytes Live (agent): held
+	CacheUsedBytes nullable.Nullable[int64] `json:"cache_used_bytes"`
 
 	// Cluster Live
 	Cluster nullable.Nullable[struct {
