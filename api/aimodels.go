@@ -43,7 +43,7 @@ type AIModelMetadata struct {
 // NodeCacheRef is one node's cached copy of a model's weights.
 type NodeCacheRef struct {
 	Hostname  string    `json:"hostname" example:"gpu-01"`
-	Status    string    `json:"status" doc:"copying, ready or removing, …"`
+	Status    string    `json:"status" doc:"copying, ready, removing, missing (agent no longer reports it), …"`
 	SizeGB    *float64  `json:"size_gb" nullable:"true"`
 	Path      *string   `json:"path" nullable:"true" doc:"Where the copy is on the node's disk"`
 	UpdatedAt time.Time `json:"updated_at"`

@@ -2084,7 +2084,7 @@ type NodeCacheRef struct {
 	Path   nullable.Nullable[string]  `json:"path"`
 	SizeGb nullable.Nullable[float64] `json:"size_gb"`
 
-	// Status copying, ready or removing, …
+	// Status copying, ready, removing, missing (agent no longer reports it), …
 	Status    string    `json:"status"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
