@@ -68,7 +68,8 @@ func (in *UploadBrandAssetInput) Resolve(ctx huma.Context) []error {
 func (s *Server) registerBrandAssets(tags []string) {
 	Register(s.api, Op{ID: "list-brand-assets", Toolset: ToolsetBrand, Method: http.MethodGet, Path: "/brand/assets", Tags: tags,
 		Summary: "List brand assets", Permissions: brandReaders, Errors: []int{http.StatusBadRequest},
-		Description: "Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).",
+		Description: "Uploaded logos and favicons in id order, kind filters them (metadata; " +
+			"each asset's bytes: REST GET /api/v1/brand/assets/{asset_id}/content).",
 		Notes: "filter `kind`; metadata `{id, kind, content_type, size_bytes, sha256, " +
 			"created_at}`",
 	}, s.listBrandAssets)

@@ -3740,7 +3740,7 @@ type ClientInterface interface {
 
 	// ListBrandAssets List brand assets
 	//
-	// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
+	// Uploaded logos and favicons in id order, kind filters them (metadata; each asset's bytes: REST GET /api/v1/brand/assets/{asset_id}/content).
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -4833,7 +4833,7 @@ func (c *Client) ReplaceBrand(ctx context.Context, params *ReplaceBrandParams, b
 
 // ListBrandAssets List brand assets
 //
-// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
+// Uploaded logos and favicons in id order, kind filters them (metadata; each asset's bytes: REST GET /api/v1/brand/assets/{asset_id}/content).
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
@@ -10319,7 +10319,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListBrandAssetsWithResponse List brand assets
 	//
-	// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
+	// Uploaded logos and favicons in id order, kind filters them (metadata; each asset's bytes: REST GET /api/v1/brand/assets/{asset_id}/content).
 	//
 	// Permission: any one of `brand-read-global`, `brand-write-global`.
 	//
@@ -23699,7 +23699,7 @@ func (c *ClientWithResponses) ReplaceBrandWithResponse(ctx context.Context, para
 
 // ListBrandAssetsWithResponse List brand assets
 //
-// Uploaded logos and favicons in id order, kind filters them (metadata; the bytes are at /content).
+// Uploaded logos and favicons in id order, kind filters them (metadata; each asset's bytes: REST GET /api/v1/brand/assets/{asset_id}/content).
 //
 // Permission: any one of `brand-read-global`, `brand-write-global`.
 //
