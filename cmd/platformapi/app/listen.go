@@ -20,29 +20,55 @@ import (
 	"platformapi/api"
 )
 
-// listen serves h on o.Addr, and the metrics of reg on o.MetricsAddr when
-// set, until ctx ends (over TLS when tlsConfig is set: --tls-cert-file).
-func (m *Main) listen(ctx context.Context, o ServeOptions, h http.Handler, reg *prometheus.Registry,
-	tlsConfig *tls.Config) error {
+// listeners are serve's addresses, taken before anything changes (a taken
+// address then leaves the database unmigrated and prints no token).
+type listeners struct {
+	api, metrics net.Listener // metrics: nil without --metrics-addr
+}
+
+// bind takes o.Addr and, when set, o.MetricsAddr.
+func bind(o ServeOptions) (*listeners, error) {
+	var l listeners
 	if o.MetricsAddr != "" {
 		ln, err := listenTCP(o.MetricsAddr, "--metrics-addr")
 		if err != nil {
-			return err
+			return nil, err
 		}
+		l.metrics = ln
+	}
+	ln, err := listenTCP(o.Addr, "--addr")
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	l.api = ln
+	return &l, nil
+}
+
+// close releases the addresses not served (serving closes its own).
+func (l *listeners) close() {
+	for _, ln := range []net.Listener{l.api, l.metrics} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// listen serves h on l.api, and the metrics of reg on l.metrics when set,
+// until ctx ends (over TLS when tlsConfig is set: --tls-cert-file).
+func (m *Main) listen(ctx context.Context, o ServeOptions, l *listeners, h http.Handler,
+	reg *prometheus.Registry, tlsConfig *tls.Config) error {
+	if l.metrics != nil {
 		gated := api.NetworkGate(o.Networks, api.MetricsHandler(reg))
 		metrics := api.NewClientAddrs(o.TrustedProxies).Middleware(gated)
 		go func() {
-			if err := m.serve(ctx, ln, metrics, tlsConfig, o); err != nil {
+			if err := m.serve(ctx, l.metrics, metrics, tlsConfig, o); err != nil {
 				m.opts.Logger.Error("metrics listener", "addr", o.MetricsAddr, "error", err)
 			}
 		}()
 	}
-	ln, err := listenTCP(o.Addr, "--addr")
-	if err != nil {
-		return err
-	}
-	m.logWhereServed(ctx, o, ln.Addr().String())
-	return m.serve(ctx, ln, h, tlsConfig, o)
+	m.logWhereServed(ctx, o, l.api.Addr().String())
+	return m.serve(ctx, l.api, h, tlsConfig, o)
 }
 
 // requireAddr refuses an empty --addr (a unit passing --addr=$VAR with the

@@ -229,8 +229,8 @@ func (m *Main) runFeed(ctx context.Context, run func(context.Context)) {
 	m.stopFeed = runUntilStopped(ctx, run)
 }
 
-// Run migrates the database, freezes its clock when asked, optionally sets
-// up the demo world, starts the worker and the idempotency-key sweep, and
+// Run takes its addresses, migrates the database, freezes its clock when
+// asked, optionally sets up the demo world, starts the worker and the idempotency-key sweep, and
 // serves HTTP on o.Addr (and /metrics on o.MetricsAddr) until ctx ends
 // and o.StopDelay is over (see stopLater).
 func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
@@ -243,6 +243,11 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	lns, err := bind(o) // before any change too
+	if err != nil {
+		return err
+	}
+	defer lns.close()
 	ctx, stopped := m.stopLater(ctx, o.StopDelay, stopSignals)
 	defer stopped()
 	reg := m.newRegistry()
@@ -260,7 +265,7 @@ func (m *Main) Run(ctx context.Context, o ServeOptions, out io.Writer) error {
 		return err
 	}
 	defer stop()
-	return m.listen(ctx, o, h, reg, tlsConfig)
+	return m.listen(ctx, o, lns, h, reg, tlsConfig)
 }
 
 // prepare migrates, freezes the clock when asked and builds the handler,

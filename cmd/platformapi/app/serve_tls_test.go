@@ -122,6 +122,6 @@ func checkNotMigrated(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Errorf("the database holds %d tables: serve migrated before refusing the TLS files", n)
+		t.Errorf("the database holds %d tables: serve migrated before refusing to start", n)
 	}
 }
