@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"platformapi/cmd/platformapi/app"
-	"platformapi/resources"
 )
 
 func main() {
@@ -23,9 +22,8 @@ func main() {
 	if err == nil {
 		return
 	}
-	if e, ok := resources.AsError(err); ok { // a refusal: JSON like every result
-		_ = app.PrintJSON(os.Stdout, map[string]any{"error": map[string]any{"code": e.Code, "detail": e.Detail, "field": e.Field}})
-	} else if !errors.Is(err, app.ErrSuitesFailed) { // failed suites were reported already
+	// A refusal prints JSON like every result; failed suites were reported.
+	if !app.PrintRefusal(os.Stdout, err) && !errors.Is(err, app.ErrSuitesFailed) {
 		fmt.Fprintln(os.Stderr, "platformapi:", err)
 	}
 	os.Exit(1)

@@ -358,3 +358,26 @@ var ErrSuitesFailed = errors.New("evaluation suites failed")
 
 // defaultStatementTimeout bounds one SQL statement of `serve`.
 const defaultStatementTimeout = 10 * time.Second
+
+// refusal is a refusal as a command prints it: code and detail, and each
+// other member only when the refusal has it.
+type refusal struct {
+	Code     string   `json:"code"`
+	Detail   string   `json:"detail"`
+	Field    string   `json:"field,omitempty"`
+	Required []string `json:"required,omitempty"`
+	State    string   `json:"state,omitempty"`
+	Remedy   string   `json:"remedy,omitempty"`
+}
+
+// PrintRefusal prints err as {"error": {code, detail, …}} when it is a
+// refusal (a resources.Error) and reports whether it was one.
+func PrintRefusal(out io.Writer, err error) bool {
+	e, ok := resources.AsError(err)
+	if !ok {
+		return false
+	}
+	_ = PrintJSON(out, map[string]refusal{"error": {Code: e.Code, Detail: e.Detail, Field: e.Field,
+		Required: e.Required, State: e.State, Remedy: e.Remedy}})
+	return true
+}
