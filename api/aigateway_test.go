@@ -176,7 +176,7 @@ func TestAIGatewayKeys_Rotate_InvalidatesOldValueNewOneOnlyWhenAsked(t *testing.
 	}
 }
 
-func TestAIGatewayKeys_Revoke_204TwiceRevokedCannotRotate_409(t *testing.T) {
+func TestAIGatewayKeys_Revoke_204TwiceRevokedCannotRotate_409NamingTheWayOut(t *testing.T) {
 	e, tok := aiEnv(t)
 	k := createKey(t, e, tok, map[string]any{"name": "old", "return_value": true})
 	live := createKey(t, e, tok, map[string]any{"name": "live"})
@@ -190,7 +190,13 @@ func TestAIGatewayKeys_Revoke_204TwiceRevokedCannotRotate_409(t *testing.T) {
 	if _, ok := verifyKey(t, e, k["value"].(string)); ok {
 		t.Fatal("a revoked key verifies")
 	}
-	assertProblem(t, e.Do("POST", path+"/rotate", tok, map[string]any{"return_value": true}), 409, "gateway_key_revoked")
+	p := assertProblem(t, e.Do("POST", path+"/rotate", tok, map[string]any{"return_value": true}), 409,
+		"gateway_key_revoked")
+	want := "gateway key " + k["id"].(string) + " is revoked and stays so; " +
+		"create a new key with POST /api/v1/ai/gateway/keys"
+	if p["detail"] != want { // the way out, not only the refusal
+		t.Fatalf("detail %q, want %q", p["detail"], want)
+	}
 	if m := e.Do("GET", path, tok, nil).JSON(t); m["status"] != "revoked" || m["revoked_at"] == nil {
 		t.Fatalf("revoked key: %v", m)
 	}

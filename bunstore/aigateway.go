@@ -163,7 +163,8 @@ func (s *Store) RotateGatewayKey(ctx context.Context, a resources.Actor, id int6
 			return err
 		}
 		if before.RevokedAt != nil {
-			return resources.Errorf(resources.KindConflict, resources.CodeGatewayKeyRevoked, "gateway key %d is revoked", id)
+			return resources.Errorf(resources.KindConflict, resources.CodeGatewayKeyRevoked,
+				"gateway key %d is revoked and stays so; create a new key with POST /api/v1/ai/gateway/keys", id)
 		}
 		if err := r.Check(before.key(), s.now()); err != nil {
 			return err
