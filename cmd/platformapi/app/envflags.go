@@ -79,15 +79,24 @@ func applyEnv(cmd *cobra.Command, getenv func(string) string) error {
 }
 
 // sayEnv appends the environment variables of cmd's own flags (and, on
-// the root, of its global flags) to their usage, for --help.
+// the root, of its global flags) to their usage, for --help, with the
+// variables that go with the flag (flagDocs' Env) unless the usage names
+// them already.
 func sayEnv(cmd *cobra.Command) {
-	say := func(f *pflag.Flag) {
-		if names := envNames(cmd, f); len(names) > 0 {
-			f.Usage += envSuffix(names)
+	say := func(scope string) func(f *pflag.Flag) {
+		return func(f *pflag.Flag) {
+			names := envNames(cmd, f)
+			more := strings.ReplaceAll(flagDocs[scope+"--"+f.Name].Env, "`", "")
+			if more != "" && !strings.Contains(f.Usage, strings.Fields(more)[0]) {
+				names = append(names, "with "+more)
+			}
+			if len(names) > 0 {
+				f.Usage += envSuffix(names)
+			}
 		}
 	}
-	cmd.LocalNonPersistentFlags().VisitAll(say)
-	cmd.PersistentFlags().VisitAll(say)
+	cmd.LocalNonPersistentFlags().VisitAll(say(cmd.Name() + " "))
+	cmd.PersistentFlags().VisitAll(say(""))
 }
 
 // envSuffix is what sayEnv appends to a usage.

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -244,5 +245,34 @@ func TestNodeAgent_ServerGlobalFlag_RefusedNamingTheFlag(t *testing.T) {
 	args := append([]string{"node-agent", "--log-level", "debug"}, own...)
 	if _, err := execute(t, args...); err == nil || strings.Contains(err.Error(), "unknown flag") {
 		t.Errorf("--log-level, the one global flag the agent takes: %v, want the agent's refusal", err)
+	}
+}
+
+// TestHelp_NamesEveryVariableTheReadmeNames: the README's configuration
+// table names variables that go with a flag beyond its own
+// (PLATFORMAPI_GITLAB_TOKEN with --gitlab-url); --help of the flag's
+// command names each of them too, where serve --help left the code host's
+// token and the webhook secret out.
+func TestHelp_NamesEveryVariableTheReadmeNames(t *testing.T) {
+	variable := regexp.MustCompile(`[A-Z][A-Z0-9_]+`)
+	for key, doc := range flagDocs {
+		for _, name := range variable.FindAllString(doc.Env, -1) {
+			cmd, _, _ := strings.Cut(key, " --")
+			args := []string{"--help"}
+			if strings.HasPrefix(key, "--") {
+				cmd = ""
+			} else {
+				args = []string{cmd, "--help"}
+			}
+			var out bytes.Buffer
+			root := NewRootCommand(&out, io.Discard)
+			root.SetArgs(args)
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), name) {
+				t.Errorf("%s: the README names %s, `platformapi %s --help` does not", key, name, cmd)
+			}
+		}
 	}
 }
