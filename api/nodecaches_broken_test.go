@@ -41,7 +41,8 @@ func missingBecause(t *testing.T, e *apitest.Env, tok, host, model string) strin
 
 // removedFromNode DELETEs host's cache of model, waits for the removal and
 // checks the row and the directory are gone.
-func removedFromNode(t *testing.T, e *apitest.Env, tok string, a *apitest.Agent, host, model string) {
+func removedFromNode(t *testing.T, e *apitest.Env, tok string, a *apitest.Agent,
+	host, model string) {
 	t.Helper()
 	apitest.PollOperation(t, e, tok, removeFromNode(t, e, tok, host, model)["id"].(string), "succeeded")
 	if _, err := os.Stat(filepath.Join(a.CacheRoot, "org/model")); !os.IsNotExist(err) {
@@ -56,7 +57,8 @@ func TestNodeCaches_Reconcile_ShardDeletedByHand_MissingNamingItThenRemoved(t *t
 	e, tok, agents := agentEnv(t, apitest.Options{ReconcileInterval: 100e6}, nodeagent.Config{})
 	model := cacheModel(t, e, "org/model", true)
 	apitest.PollOperation(t, e, tok, copyToNode(t, e, tok, "gpu-01", model)["id"].(string), "succeeded")
-	if err := os.Remove(filepath.Join(agents["gpu-01"].CacheRoot, "org/model", deletedShard)); err != nil {
+	shard := filepath.Join(agents["gpu-01"].CacheRoot, "org/model", deletedShard)
+	if err := os.Remove(shard); err != nil {
 		t.Fatal(err)
 	}
 	missingBecause(t, e, tok, "gpu-01", model)

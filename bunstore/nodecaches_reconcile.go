@@ -247,8 +247,8 @@ func (s *Store) adoptCache(ctx context.Context, tx bun.Tx, row *nodeCacheRow, m 
 	}
 	after := cacheAudit(row, m)
 	after.Reason = reason
-	return s.writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action, entityType: "node_cache",
-		entityID: row.target(), before: before, after: after})
+	return s.writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action,
+		entityType: "node_cache", entityID: row.target(), before: before, after: after})
 }
 
 func sortedModels(m map[int64]*cacheModelRow) []*cacheModelRow {

@@ -96,7 +96,8 @@ func (a *Agent) foundFile(repo string, e entry) (stamp, *resources.Error) {
 	fi, err := a.cache.Lstat(path.Join(repo, e.Path))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return noStamp, mismatch("%q is missing (the cache's manifest lists it, %d bytes)", e.Path, e.Size)
+		return noStamp, mismatch("%q is missing (the cache's manifest lists it, %d bytes)",
+			e.Path, e.Size)
 	case err != nil:
 		return noStamp, mismatch("%q cannot be read", e.Path)
 	case !fi.Mode().IsRegular():
