@@ -130,7 +130,9 @@ func TestNodeCaches_Reconcile_FoundCachesAdoptedOnlyWhenVerifiedAgainstTheModels
 	testkit.Eventually(t, 30*time.Second, "the intact copy adopted", func() bool {
 		return nodeCacheStatus(t, e, tok, "gpu-02")[intact] == "ready"
 	})
-	want := map[string]any{intact: "ready", planned: "ready"}
+	// The corrupt copy is recorded missing (audit brokendir): its bytes
+	// show in the API, and a DELETE removes them.
+	want := map[string]any{intact: "ready", planned: "ready", broken: "missing"}
 	if got := nodeCacheStatus(t, e, tok, "gpu-02"); !equalMaps(got, want) {
 		t.Fatalf("caches of gpu-02: %v, want %v", got, want)
 	}

@@ -29,8 +29,10 @@ func (reconcileArgs) Kind() string { return "node_cache_reconcile" }
 // cache the agent no longer reports (or reports corrupt) turns missing; a
 // missing one it reports verified again turns ready, and a cache of a
 // catalogue model the database does not know is adopted — both only when
-// the agent verified it against that model's own central copy; a ready
-// one it reports verified at another directory takes that path. The
+// the agent verified it against that model's own central copy, while one
+// it reports corrupt is recorded missing (its bytes then show, and a
+// DELETE removes them); a ready one it reports verified at another
+// directory takes that path. The
 // models' offline_ready and location follow. Caches being copied,
 // checked or removed are left alone; a node whose agent does not answer
 // changes nothing.
@@ -132,8 +134,11 @@ func (s *Store) reconcileNode(ctx context.Context, hostname string, rep resource
 // the catalogue models of the caches on its disk.
 func reconcileModels(ctx context.Context, tx bun.Tx, hostname string,
 	disk onDisk) (map[int64]*cacheModelRow, error) {
-	repos := make([]string, 0, len(disk.ready))
+	repos := make([]string, 0, len(disk.ready)+len(disk.corrupt))
 	for r := range disk.ready {
+		repos = append(repos, r)
+	}
+	for r := range disk.corrupt {
 		repos = append(repos, r)
 	}
 	sel := tx.NewSelect().Model((*cacheModelRow)(nil)).
@@ -201,34 +206,49 @@ func missingReason(c resources.AgentCache) string {
 }
 
 // adoptCaches records the caches on the node's disk that the database does
-// not know, when the catalogue has their model and the agent verified them
-// against its central copy.
+// not know, when the catalogue has their model: ready when the agent
+// verified them against its central copy, missing when it reports them
+// corrupt (bytes on the node that are not the model's cache: the row
+// shows them, and a DELETE removes them).
 func (s *Store) adoptCaches(ctx context.Context, tx bun.Tx, hostname string, known []nodeCacheRow,
 	models map[int64]*cacheModelRow, disk onDisk) error {
 	for _, m := range sortedModels(models) {
-		c, onNode := disk.ready[m.Repo]
-		if !onNode || !verifiedFor(m, c) ||
-			slices.ContainsFunc(known, func(k nodeCacheRow) bool { return k.ModelID == m.ID }) {
+		if slices.ContainsFunc(known, func(k nodeCacheRow) bool { return k.ModelID == m.ID }) {
 			continue
 		}
-		size := gigabytes(c.BytesTotal)
-		row := &nodeCacheRow{Hostname: hostname, ModelID: m.ID, Status: resources.NodeCacheReady,
-			Path: &c.Path, SizeGB: &size}
-		if _, err := tx.NewInsert().Model(row).ExcludeColumn("created_at", "updated_at").
-			Returning("*").Exec(ctx); err != nil {
-			return err
+		row, action, reason := &nodeCacheRow{Hostname: hostname, ModelID: m.ID}, "", ""
+		if c, onNode := disk.ready[m.Repo]; onNode && verifiedFor(m, c) {
+			size := gigabytes(c.BytesTotal)
+			row.Status, row.Path, row.SizeGB, action = resources.NodeCacheReady, &c.Path, &size,
+				"node_cache.adopted"
+		} else if c, broken := disk.corrupt[m.Repo]; broken {
+			row.Status, row.Path, action = resources.NodeCacheMissing, &c.Path, "node_cache.missing"
+			reason = missingReason(c) + "; recorded so that a DELETE removes it (or a PUT copies over it)"
+		} else {
+			continue
 		}
-		before := cacheAudit(nil, m)
-		if err := placeModel(ctx, tx, m); err != nil {
-			return err
-		}
-		event := auditEntry{actor: systemActor, action: "node_cache.adopted", entityType: "node_cache",
-			entityID: row.target(), before: before, after: cacheAudit(row, m)}
-		if err := s.writeAudit(ctx, tx, event); err != nil {
+		if err := s.adoptCache(ctx, tx, row, m, action, reason); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// adoptCache inserts row, a cache of m found on the node, and audits it.
+func (s *Store) adoptCache(ctx context.Context, tx bun.Tx, row *nodeCacheRow, m *cacheModelRow,
+	action, reason string) error {
+	if _, err := tx.NewInsert().Model(row).ExcludeColumn("created_at", "updated_at").
+		Returning("*").Exec(ctx); err != nil {
+		return err
+	}
+	before := cacheAudit(nil, m)
+	if err := placeModel(ctx, tx, m); err != nil {
+		return err
+	}
+	after := cacheAudit(row, m)
+	after.Reason = reason
+	return s.writeAudit(ctx, tx, auditEntry{actor: systemActor, action: action,
+		entityType: "node_cache", entityID: row.target(), before: before, after: after})
 }
 
 func sortedModels(m map[int64]*cacheModelRow) []*cacheModelRow {

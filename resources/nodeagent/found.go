@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -18,7 +19,10 @@ import (
 // since it started (found at start, or appearing later), by a verification
 // in the background (verify.go). Verdicts are remembered per directory
 // under a fingerprint of its manifest's and files' sizes and modification
-// times, so an unchanged cache is hashed once; any change asks again.
+// times, so an unchanged cache is hashed once; any change asks again. A
+// directory whose manifest lists a file that is missing, not a regular
+// file or of another size is corrupt at once (nothing to hash), its
+// verdict logged once: it was ignored, though its bytes stayed.
 
 // stamp is what shows a file unchanged: its size and modification time.
 type stamp struct {
@@ -41,11 +45,15 @@ type found struct {
 	m     cacheManifest
 	fp    fingerprint
 	cache resources.AgentCache // ready: every file of the manifest
+	// broken says which file of the manifest is missing, not a regular
+	// file or not of the recorded size (nil: each is there): such a
+	// directory is corrupt without hashing anything.
+	broken *resources.Error
 }
 
 // readFound reads repo's published cache directory: nil unless it holds a
-// valid cache manifest for repo whose every file is there, a regular file
-// of the recorded size.
+// valid cache manifest for repo. A file of the manifest that is not there,
+// a regular file of the recorded size, makes it broken.
 func (a *Agent) readFound(repo string) *found {
 	f, err := a.cache.Open(path.Join(repo, CacheManifestName))
 	if err != nil {
@@ -62,23 +70,43 @@ func (a *Agent) readFound(repo string) *found {
 	writeStamp(h, CacheManifestName, stampOf(fi))
 	c := resources.AgentCache{Repo: repo, State: resources.AgentCacheReady, Path: a.hostPath(repo),
 		Source: m.Source, Files: make([]resources.AgentFile, 0, len(m.Files))}
+	out := &found{repo: repo, m: m}
 	for _, e := range m.Files {
 		if checkRelPath(e.Path) != nil || !validDigest(e.SHA256) {
 			return nil
 		}
-		fi, err := a.cache.Lstat(path.Join(repo, e.Path))
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() != e.Size {
-			return nil
+		st, broken := a.foundFile(repo, e)
+		if out.broken == nil {
+			out.broken = broken
 		}
-		writeStamp(h, e.Path, stampOf(fi))
+		writeStamp(h, e.Path, st)
 		c.Files = append(c.Files, agentFile(e))
 		c.BytesTotal += e.Size
 	}
 	c.BytesDone = c.BytesTotal
 	sortFiles(c.Files)
-	out := &found{repo: repo, m: m, cache: c}
+	out.cache = c
 	h.Sum(out.fp[:0])
 	return out
+}
+
+// foundFile stats the file e of repo's published directory: its stamp,
+// and why it is not the file the manifest lists (nil when it may be).
+func (a *Agent) foundFile(repo string, e entry) (stamp, *resources.Error) {
+	fi, err := a.cache.Lstat(path.Join(repo, e.Path))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return noStamp, mismatch("%q is missing (the cache's manifest lists it, %d bytes)",
+			e.Path, e.Size)
+	case err != nil:
+		return noStamp, mismatch("%q cannot be read", e.Path)
+	case !fi.Mode().IsRegular():
+		return stampOf(fi), mismatch("%q is not a regular file", e.Path)
+	case fi.Size() != e.Size:
+		return stampOf(fi), mismatch("%q is %d bytes, the cache's manifest says %d", e.Path,
+			fi.Size(), e.Size)
+	}
+	return stampOf(fi), nil
 }
 
 func writeStamp(h hash.Hash, name string, s stamp) {
@@ -99,10 +127,11 @@ func (a *Agent) sumsStamp(source string) stamp {
 }
 
 // readReady is repo's published cache as the agent reports it: nil unless
-// readFound finds it; ready once verified (by the copy that published it
-// or by a check of what was found), corrupt or unverifiable as a check
-// found it, else verifying, with the check started in the background.
-// It never waits for a check.
+// readFound finds it; corrupt at once when a file is missing or of another
+// size; ready once verified (by the copy that published it or by a check
+// of what was found), corrupt or unverifiable as a check found it, else
+// verifying, with the check started in the background. It never waits
+// for a check.
 func (a *Agent) readReady(repo string) *resources.AgentCache {
 	f := a.readFound(repo)
 	if f == nil {
@@ -111,12 +140,30 @@ func (a *Agent) readReady(repo string) *resources.AgentCache {
 	a.mu.Lock()
 	v, known := a.verdicts[repo]
 	a.mu.Unlock()
-	if known && v.fp == f.fp &&
-		(v.cache.State == resources.AgentCacheReady || v.sums == a.sumsStamp(f.m.Source)) {
+	if known && v.fp == f.fp && (v.cache.State == resources.AgentCacheReady || f.broken != nil ||
+		v.sums == a.sumsStamp(f.m.Source)) {
 		c := v.cache
 		return &c
 	}
+	if f.broken != nil {
+		return a.judgeBroken(f)
+	}
 	return a.verifying(f)
+}
+
+// judgeBroken records (and logs, once per fingerprint) the verdict on the
+// broken found cache f: corrupt, naming the file. A check of what stood
+// there before is stopped.
+func (a *Agent) judgeBroken(f *found) *resources.AgentCache {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v, ok := a.verdicts[f.repo]; !ok || v.fp != f.fp {
+		a.stopCheck(f.repo)
+		v := a.judge(&verdict{fp: f.fp, cache: f.cache}, resources.AgentCacheCorrupt, f.broken)
+		a.verdicts[f.repo] = *v
+	}
+	c := a.verdicts[f.repo].cache
+	return &c
 }
 
 // notePublished records the cache a copy has just published as verified
@@ -128,7 +175,7 @@ func (a *Agent) notePublished(repo string) {
 	defer a.mu.Unlock()
 	a.stopCheck(repo)
 	delete(a.verdicts, repo)
-	if f != nil {
+	if f != nil && f.broken == nil {
 		a.verdicts[repo] = verdict{fp: f.fp, cache: f.cache}
 	}
 }

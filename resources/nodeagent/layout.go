@@ -113,9 +113,22 @@ func (a *Agent) readPartial(repo string) *resources.AgentCache {
 }
 
 // usedBytes is what the regular files under the cache root hold.
-func (a *Agent) usedBytes() int64 {
+func (a *Agent) usedBytes() int64 { return a.bytesUnder(".") }
+
+// replaced is what the regular files of the directory standing in repo's
+// place hold (0 when none, or a link: a link is moved aside, not what it
+// leads to), which a copy of repo replaces when it is published.
+func (a *Agent) replaced(repo string) int64 {
+	if fi, err := a.cache.Lstat(repo); err != nil || !fi.IsDir() {
+		return 0
+	}
+	return a.bytesUnder(repo)
+}
+
+// bytesUnder is what the regular files under dir (in the cache root) hold.
+func (a *Agent) bytesUnder(dir string) int64 {
 	var used int64
-	_ = fs.WalkDir(a.cache.FS(), ".", func(_ string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(a.cache.FS(), dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil {
 				used += fi.Size()

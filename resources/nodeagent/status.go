@@ -97,8 +97,11 @@ func (a *Agent) lookup(repo string) *resources.AgentCache {
 
 // checkRoom refuses the copy of p when what it still needs (the files not
 // verified in kept) does not fit: in the file system's available bytes,
-// nor under the cap beside what the cache root holds; both less what the
-// other copies still need. Nothing is written before it passes.
+// nor under the cap beside what the cache root holds less the directory
+// standing in the cache's place (corrupt, or of another central copy: the
+// copy replaces it, removed at publication); both less what the other
+// copies still need. On the file system both exist until publication, so
+// there the directory counts. Nothing is written before it passes.
 func (a *Agent) checkRoom(repo string, p *plan, kept []entry) error {
 	needed := p.total
 	for _, e := range kept {
@@ -110,8 +113,10 @@ func (a *Agent) checkRoom(repo string, p *plan, kept []entry) error {
 	}
 	reserved := a.reserved()
 	free, capBytes := fsys.FreeBytes-reserved, int64(0)
-	if a.maxCache > 0 && a.maxCache-a.usedBytes()-reserved < free {
-		free, capBytes = a.maxCache-a.usedBytes()-reserved, a.maxCache
+	if a.maxCache > 0 {
+		if room := a.maxCache - (a.usedBytes() - a.replaced(repo)) - reserved; room < free {
+			free, capBytes = room, a.maxCache
+		}
 	}
 	free = max(free, 0)
 	if needed > free {

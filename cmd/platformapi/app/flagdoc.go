@@ -37,7 +37,8 @@ var flagDocs = map[string]flagDoc{
 		"[Deploying](#deploying)"},
 	"serve --prometheus-url": {Note: "see `docs/monitoring.md`"},
 	"serve --reconcile-interval": {Note: "a cache deleted by hand (or found corrupt) turns `missing`; one " +
-		"found on disk is adopted once its agent hashed it against the model's central copy"},
+		"found on disk is adopted once its agent hashed it against the model's central copy, and " +
+		"one found corrupt is recorded `missing` (so a DELETE removes it)"},
 	"serve --pipeline-webhook-url": {Env: "`PLATFORMAPI_PIPELINE_WEBHOOK_SECRET` (signs the bodies)",
 		Note: "bodies signed with the secret (`X-Platformapi-Signature: sha256=…`)"},
 	"serve --oidc-issuer": {Note: "of the [people's portal](#the-peoples-portal), discovered on first " +
