@@ -26,6 +26,16 @@ type OperationProgress struct {
 	BytesTotal int64 `json:"bytes_total"`
 }
 
+// OperationRetry is why a running operation waits to try its node agent
+// again (resources.OperationRetry).
+type OperationRetry struct {
+	Attempts      int       `json:"attempts"`
+	MaxAttempts   int       `json:"max_attempts" doc:"Then it fails node_agent_unreachable"`
+	NextAttemptAt time.Time `json:"next_attempt_at" doc:"Not before"`
+	Code          string    `json:"code" doc:"node_agent_unreachable, node_key_refused, …"`
+	Reason        string    `json:"reason"`
+}
+
 // Operation is long-running work started by a 202 answer; poll it at
 // GET /operations/{id} until succeeded or failed.
 type Operation struct {
@@ -36,6 +46,7 @@ type Operation struct {
 	Error      Nullable[OperationError]    `json:"error" doc:"Why it failed, as a problem document; null otherwise"`
 	Result     map[string]any              `json:"result" nullable:"true"`
 	Progress   Nullable[OperationProgress] `json:"progress" doc:"Copies: bytes so far"`
+	Retry      Nullable[OperationRetry]    `json:"retry" required:"false" doc:"While its node agent fails and is retried (reason: what to do); else null"`
 	CreatedAt  time.Time                   `json:"created_at"`
 	UpdatedAt  time.Time                   `json:"updated_at"`
 	FinishedAt *time.Time                  `json:"finished_at" nullable:"true"`
@@ -48,6 +59,11 @@ func operationView(op resources.Operation) Operation {
 	v.Progress = NullOf[OperationProgress](nil)
 	if p := op.Progress; p != nil {
 		v.Progress = NullOf(&OperationProgress{BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
+	}
+	v.Retry = NullOf[OperationRetry](nil)
+	if r := op.Retry; r != nil {
+		v.Retry = NullOf(&OperationRetry{Attempts: r.Attempts, MaxAttempts: r.MaxAttempts,
+			NextAttemptAt: r.NextAttemptAt.UTC(), Code: r.Code, Reason: r.Reason})
 	}
 	return v
 }

@@ -48,7 +48,7 @@ func (w *cacheCopyWorker) Work(ctx context.Context, job *river.Job[cacheCopyArgs
 		if err != nil {
 			opErr, retry := agentOutcome(err, job.Errors, w.policy)
 			if opErr == nil {
-				return retry
+				return w.store.retryAgent(ctx, job.Args.OperationID, retry, job.Errors, w.policy)
 			}
 			return w.store.endCopy(ctx, job, nil, opErr)
 		}
@@ -79,13 +79,14 @@ func failedCopyError(c resources.AgentCache) *resources.OperationError {
 	return agentError(c.Error.Code, c.Error.Detail)
 }
 
-// noteProgress records the copy's bytes when they moved.
+// noteProgress records the copy's bytes when they moved, or when the
+// operation still shows a retry (the agent answered: it no longer waits).
 func (s *Store) noteProgress(ctx context.Context, opID int64, task *cacheTask, c resources.AgentCache) error {
 	p := resources.OperationProgress{BytesDone: c.BytesDone, BytesTotal: c.BytesTotal}
-	if p == task.progress {
+	if p == task.progress && !task.retrying {
 		return nil
 	}
-	task.progress = p
+	task.progress, task.retrying = p, false
 	return s.setProgress(ctx, opID, p)
 }
 
@@ -108,7 +109,7 @@ func (s *Store) beginCopy(ctx context.Context, job *river.Job[cacheCopyArgs]) (*
 			e, _ := resources.AsError(err)
 			return s.endCopyTx(ctx, tx, job, cw, nil, agentError(e.Code, e.Detail))
 		}
-		task = &cacheTask{hostname: cw.hostname, repo: cw.model.Repo, source: source}
+		task = &cacheTask{hostname: cw.hostname, repo: cw.model.Repo, source: source, retrying: cw.op.Retry != nil}
 		if cw.op.Progress != nil {
 			task.progress = *cw.op.Progress
 		}

@@ -46,7 +46,7 @@ func (w *cacheRemoveWorker) Work(ctx context.Context, job *river.Job[cacheRemove
 	if err != nil {
 		opErr, retry := agentOutcome(err, job.Errors, w.policy)
 		if opErr == nil {
-			return retry
+			return w.store.retryAgent(ctx, job.Args.OperationID, retry, job.Errors, w.policy)
 		}
 		return w.store.endRemove(ctx, job, opErr)
 	}

@@ -62,11 +62,48 @@ func (p AgentPolicy) attempts() int {
 // nextRetry waits Backoff after the first unreachable try, twice that
 // after the second, and so on up to a minute.
 func (p AgentPolicy) nextRetry(errs []rivertype.AttemptError) time.Time {
+	return time.Now().Add(p.wait(unreachableTries(errs)))
+}
+
+// wait is how long River waits after a try that follows tries unreachable
+// ones in a row.
+func (p AgentPolicy) wait(tries int) time.Duration {
 	wait := cmpOr(p.Backoff, time.Second)
-	for range min(unreachableTries(errs), 16) {
+	for range min(tries, 16) {
 		wait = min(2*wait, time.Minute)
 	}
-	return time.Now().Add(wait)
+	return wait
+}
+
+// retryOf is what an operation shows while River waits to try its agent
+// again after err: the tries in a row so far (this one included), when
+// the next is due (as nextRetry computes it; River's scheduler may start
+// it a little later) and why.
+func (p AgentPolicy) retryOf(err error, errs []rivertype.AttemptError) resources.OperationRetry {
+	tries := unreachableTries(errs)
+	r := resources.OperationRetry{Attempts: tries + 1, MaxAttempts: p.attempts(),
+		NextAttemptAt: time.Now().Add(p.wait(tries)).UTC(), Code: resources.CodeNodeAgentUnreachable,
+		Reason: err.Error()}
+	var ue *resources.AgentUnreachableError
+	if errors.As(err, &ue) {
+		r.Code, r.Reason = ue.Retry()
+	}
+	return r
+}
+
+// retryAgent answers the error that makes River try a cache job again; when
+// the agent was unreachable (or refused the node key) the operation
+// records it first (OperationRetry). A failure to record it is added to
+// the error, whose text still counts as an unreachable try.
+func (s *Store) retryAgent(ctx context.Context, opID int64, err error, errs []rivertype.AttemptError,
+	p AgentPolicy) error {
+	if !errors.Is(err, resources.ErrNodeAgentUnreachable) {
+		return err
+	}
+	if rerr := s.setRetry(ctx, opID, p.retryOf(err, errs)); rerr != nil {
+		return fmt.Errorf("%w (%v)", err, rerr)
+	}
+	return err
 }
 
 // unreachableTries counts the job's latest attempts in a row that failed
@@ -90,7 +127,7 @@ func agentOutcome(err error, errs []rivertype.AttemptError, p AgentPolicy) (*res
 			return nil, err
 		}
 		return &resources.OperationError{Code: resources.CodeNodeAgentUnreachable,
-			Detail: fmt.Sprintf("the node agent did not answer in %d tries: %v", p.attempts(), err)}, nil
+			Detail: fmt.Sprintf("%d tries failed; the last: %s", p.attempts(), p.retryOf(err, errs).Reason)}, nil
 	case ok:
 		return agentError(e.Code, e.Detail), nil
 	default:
@@ -115,6 +152,7 @@ type cacheTask struct {
 	repo     string
 	source   string // the central copy, relative to the agent's store root (copies only)
 	progress resources.OperationProgress
+	retrying bool // the operation shows a retry, which the agent's next answer clears
 }
 
 // cacheWork is what a cache job works on, locked: its operation, the cache

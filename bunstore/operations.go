@@ -23,6 +23,7 @@ type operationRow struct {
 	Error         *resources.OperationError    `bun:"error,type:jsonb" json:"error"`
 	Result        json.RawMessage              `bun:"result,type:jsonb,nullzero" json:"result"`
 	Progress      *resources.OperationProgress `bun:"progress,type:jsonb" json:"progress"`
+	Retry         *resources.OperationRetry    `bun:"retry,type:jsonb" json:"retry"`
 	CreatedAt     time.Time                    `bun:"created_at,nullzero,default:now()" json:"created_at"`
 	UpdatedAt     time.Time                    `bun:"updated_at,nullzero,default:now()" json:"updated_at"`
 	FinishedAt    *time.Time                   `bun:"finished_at" json:"finished_at"`
@@ -31,9 +32,12 @@ type operationRow struct {
 func (r operationRow) operation() resources.Operation {
 	op := resources.Operation{ID: idString(r.ID), Kind: r.Kind, Status: r.Status,
 		Target: resources.OperationTarget{Type: r.TargetType, ID: r.TargetID}, Error: r.Error, Progress: r.Progress,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
+		Retry: r.Retry, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 	if len(r.Result) > 0 {
 		_ = json.Unmarshal(r.Result, &op.Result)
+	}
+	if resources.Finished(r.Status) {
+		op.Retry = nil // left by an older release's worker, which knows no retry
 	}
 	return op
 }
@@ -69,9 +73,10 @@ func insertOperation(ctx context.Context, tx bun.Tx, kind, targetType, targetID 
 	return row, err
 }
 
-// finishOperation ends an operation as succeeded (with result) or failed.
+// finishOperation ends an operation as succeeded (with result) or failed;
+// it no longer waits to try again.
 func finishOperation(ctx context.Context, tx bun.Tx, row *operationRow, opErr *resources.OperationError, result any) error {
-	row.Status, row.Error = resources.OpSucceeded, opErr
+	row.Status, row.Error, row.Retry = resources.OpSucceeded, opErr, nil
 	if opErr != nil {
 		row.Status = resources.OpFailed
 	}
@@ -85,15 +90,32 @@ func finishOperation(ctx context.Context, tx bun.Tx, row *operationRow, opErr *r
 	return err
 }
 
-// setProgress records how far a running operation got; a finished one
-// keeps what it had.
+// setProgress records how far a running operation got, its agent having
+// answered (so it no longer waits to try again); a finished one keeps
+// what it had.
 func (s *Store) setProgress(ctx context.Context, id int64, p resources.OperationProgress) error {
 	raw, _ := json.Marshal(p) // two integers: cannot fail
 	_, err := s.db.NewUpdate().Model((*operationRow)(nil)).Set("progress = ?::jsonb", string(raw)).
-		Set("updated_at = now()").
+		Set("retry = NULL").Set("updated_at = now()").
 		Where("id = ? AND status = ?", id, resources.OpRunning).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record progress of operation %d: %w", id, err)
+	}
+	return nil
+}
+
+// setRetry records that a running operation waits to try its agent again;
+// the agent's next answer clears it (setProgress), and so does the end of
+// the operation. A finished operation keeps what it had.
+func (s *Store) setRetry(ctx context.Context, id int64, r resources.OperationRetry) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.NewUpdate().Model((*operationRow)(nil)).Set("retry = ?::jsonb", string(raw)).
+		Set("updated_at = now()").Where("id = ? AND status = ?", id, resources.OpRunning).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record the retry of operation %d: %w", id, err)
 	}
 	return nil
 }

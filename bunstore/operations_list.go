@@ -26,6 +26,7 @@ type operationListRow struct {
 	Error      *resources.OperationError    `bun:"error,type:jsonb"`
 	Result     json.RawMessage              `bun:"result,type:jsonb"`
 	Progress   *resources.OperationProgress `bun:"progress,type:jsonb"`
+	Retry      *resources.OperationRetry    `bun:"retry,type:jsonb"`
 	ProjectID  *int64                       `bun:"project_id"`
 	Version    *string                      `bun:"version"`
 	TargetEnv  *string                      `bun:"target_env"`
@@ -51,18 +52,18 @@ func (r operationListRow) operation() resources.Operation {
 	}
 	return operationRow{ID: r.ID, Kind: r.Kind, Status: r.Status, TargetType: r.TargetType,
 		TargetID: r.TargetID, Error: r.Error, Result: r.Result, Progress: r.Progress,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}.operation()
+		Retry: r.Retry, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}.operation()
 }
 
 // The columns of the two branches, in one order (UNION ALL matches them by
 // position): operationListRow's.
 const (
 	operationsColumns = `o.id, false AS is_release, o.kind, o.status, o.target_type, o.target_id,
-		o.error, o.result, o.progress, NULL::bigint AS project_id, NULL::text AS version,
+		o.error, o.result, o.progress, o.retry, NULL::bigint AS project_id, NULL::text AS version,
 		NULL::text AS target_env, o.created_at, o.updated_at, o.finished_at`
 	releaseColumns = `r.id, true AS is_release, r.kind, r.status, 'project' AS target_type,
 		r.project_id::text AS target_id, r.error, NULL::jsonb AS result, NULL::jsonb AS progress,
-		r.project_id, r.version, r.target_env, r.created_at, r.updated_at, r.finished_at`
+		NULL::jsonb AS retry, r.project_id, r.version, r.target_env, r.created_at, r.updated_at, r.finished_at`
 )
 
 // operationsKey is where a page of the list of every operation continues:

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 	"time"
@@ -34,6 +35,11 @@ const (
 	// CodeNodeAgentRefused ends a cache operation the node agent refused
 	// for another reason, which the detail gives.
 	CodeNodeAgentRefused = "node_agent_refused"
+	// CodeNodeKeyRefused is why a cache operation is retried whose node
+	// agent refused the node key (401): the agent holds another key than
+	// the one the server derives (a rotation not yet copied to the node).
+	// Its tries spent, the operation fails CodeNodeAgentUnreachable.
+	CodeNodeKeyRefused = "node_key_refused"
 )
 
 // NodeCacheMissing is the status of a cache the database knew as ready
@@ -119,6 +125,44 @@ type AgentEndpoint struct {
 // does not understand. Refusals the agent explains come back as *Error
 // with the agent's code instead.
 var ErrNodeAgentUnreachable = errors.New("node agent unreachable")
+
+// AgentUnreachableError is a failure to get a usable answer from a node's
+// agent; it wraps ErrNodeAgentUnreachable and its text starts with it (the
+// cache jobs count their unreachable tries by that text). URL is the
+// agent's address without user information, query or fragment; Why never
+// quotes a request header, so no node key.
+type AgentUnreachableError struct {
+	Hostname   string
+	URL        string
+	Why        string
+	KeyRefused bool // the agent answered 401: it holds another node key
+}
+
+// Error implements error.
+func (e *AgentUnreachableError) Error() string {
+	return ErrNodeAgentUnreachable.Error() + ": node " + e.Hostname + ": " + e.Why
+}
+
+// Unwrap makes errors.Is(err, ErrNodeAgentUnreachable) hold.
+func (e *AgentUnreachableError) Unwrap() error { return ErrNodeAgentUnreachable }
+
+// Retry is why an operation driving this agent waits to try again: its
+// code and, for an operator, what happened and what to do.
+func (e *AgentUnreachableError) Retry() (code, reason string) {
+	at := "at " + e.URL
+	if e.URL == "" {
+		at = "at its agent_url"
+	}
+	if e.KeyRefused {
+		return CodeNodeKeyRefused, fmt.Sprintf("the node agent of %s %s refused the node key (401): it "+
+			"holds another key than the server's (after a rotation, put the printed key in its "+
+			"--key-file; it reads it within a second). Lost the key? Re-enrol: platformapi portal "+
+			"node-key %s --as EMAIL, then put the new key there", e.Hostname, at, e.Hostname)
+	}
+	return CodeNodeAgentUnreachable, fmt.Sprintf("the node agent of %s %s did not answer usably (%s): "+
+		"check that it runs and that the server reaches that address (agent_url in the inventory)",
+		e.Hostname, at, e.Why)
+}
 
 // NodeAgentClient speaks the node agent's protocol. Copy starts (or joins,
 // or resumes) the copy of repo from source (a path relative to the agent's

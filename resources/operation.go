@@ -54,6 +54,20 @@ type OperationProgress struct {
 	BytesTotal int64 `json:"bytes_total"`
 }
 
+// OperationRetry says why a running operation waits to try again: the
+// node agent it drives did not answer (or refused the node key) on its
+// latest Attempts tries in a row; after MaxAttempts such tries it fails
+// node_agent_unreachable. Code is CodeNodeAgentUnreachable or
+// CodeNodeKeyRefused; Reason says, for an operator, what happened and
+// what to do. It never holds a node key.
+type OperationRetry struct {
+	Attempts      int       `json:"attempts"`
+	MaxAttempts   int       `json:"max_attempts"`
+	NextAttemptAt time.Time `json:"next_attempt_at"` // the next try is not before
+	Code          string    `json:"code"`
+	Reason        string    `json:"reason"`
+}
+
 // Operation is long-running work a 202 answer started; callers poll it until
 // it succeeded or failed.
 type Operation struct {
@@ -64,6 +78,7 @@ type Operation struct {
 	Error      *OperationError
 	Result     map[string]any
 	Progress   *OperationProgress // nil: the operation reports none
+	Retry      *OperationRetry    // nil: not waiting to try again
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	FinishedAt *time.Time

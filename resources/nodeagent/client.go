@@ -154,7 +154,9 @@ func answerError(ep resources.AgentEndpoint, res *http.Response) error {
 	err := json.NewDecoder(io.LimitReader(res.Body, maxProblemBytes)).Decode(&p)
 	switch {
 	case res.StatusCode == http.StatusUnauthorized:
-		return unreachable(ep, "node key refused (401)")
+		e := unreachable(ep, "node key refused (401)")
+		e.KeyRefused = true
+		return e
 	case err != nil || p.Code == "":
 		return unreachable(ep, "it answered %d without a problem document", res.StatusCode)
 	case res.StatusCode >= 500:
@@ -193,7 +195,17 @@ func diskDetail(host string, p Problem) string {
 }
 
 // unreachable is a failure to get a usable answer from ep's agent.
-func unreachable(ep resources.AgentEndpoint, format string, args ...any) error {
-	return fmt.Errorf("%w: node %s: %s", resources.ErrNodeAgentUnreachable, ep.Hostname,
-		fmt.Sprintf(format, args...))
+func unreachable(ep resources.AgentEndpoint, format string, args ...any) *resources.AgentUnreachableError {
+	return &resources.AgentUnreachableError{Hostname: ep.Hostname, URL: shownURL(ep.URL),
+		Why: fmt.Sprintf(format, args...)}
+}
+
+// shownURL is an agent's URL as an operator may see it: scheme, host and
+// path, without user information, query or fragment; "" when unusable.
+func shownURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }

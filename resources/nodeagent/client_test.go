@@ -106,3 +106,49 @@ func TestClient_NoUsableAnswer_Unreachable(t *testing.T) {
 		})
 	}
 }
+
+// TestClient_UnreachableOrKeyRefused_RetrySaysWhatToDoWithoutSecrets: the
+// retry an operation shows names the node and the agent's address (without
+// the user information a URL may carry) and what to do: for an agent that
+// gives no answer, where to look; for a refused key (401), how to re-enrol.
+// Neither holds a key or a password.
+func TestClient_UnreachableOrKeyRefused_RetrySaysWhatToDoWithoutSecrets(t *testing.T) {
+	ta := startAgent(t, newConfig(t))
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	withUser := strings.Replace(down.URL, "http://", "http://ops:s3cret@", 1) + "/agent?token=s3cret"
+	cases := []struct {
+		name, url, key, code string
+		says                 []string
+	}{
+		{"agent down", withUser, ta.ep.Key, resources.CodeNodeAgentUnreachable,
+			[]string{"node agent of gpu-1 at " + down.URL + "/agent did not answer", "connection refused"}},
+		{"wrong key", ta.srv.URL, newKey(t), resources.CodeNodeKeyRefused,
+			[]string{"node agent of gpu-1 at " + ta.srv.URL + " refused the node key",
+				"platformapi portal node-key gpu-1 --as EMAIL"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ep := resources.AgentEndpoint{Hostname: "gpu-1", URL: tc.url, Key: tc.key}
+			_, err := ta.client.Report(context.Background(), ep)
+			var ue *resources.AgentUnreachableError
+			if !errors.As(err, &ue) {
+				t.Fatalf("err %v, want an AgentUnreachableError", err)
+			}
+			code, reason := ue.Retry()
+			for _, s := range tc.says {
+				if !strings.Contains(reason, s) {
+					t.Fatalf("the reason does not say %q: %s", s, reason)
+				}
+			}
+			if code != tc.code {
+				t.Fatalf("code %s, want %s", code, tc.code)
+			}
+			for _, secret := range []string{"s3cret", tc.key, ta.ep.Key} {
+				if strings.Contains(reason+err.Error(), secret) {
+					t.Fatalf("a secret is in the reason or the error: %s / %v", reason, err)
+				}
+			}
+		})
+	}
+}

@@ -2146,6 +2146,21 @@ type Operation struct {
 	}] `json:"progress"`
 	Result nullable.Nullable[map[string]interface{}] `json:"result"`
 
+	// Retry While its node agent fails and is retried (reason: what to do); else null
+	Retry nullable.Nullable[struct {
+		Attempts int64 `json:"attempts"`
+
+		// Code node_agent_unreachable, node_key_refused, …
+		Code string `json:"code"`
+
+		// MaxAttempts Then it fails node_agent_unreachable
+		MaxAttempts int64 `json:"max_attempts"`
+
+		// NextAttemptAt Not before
+		NextAttemptAt time.Time `json:"next_attempt_at"`
+		Reason        string    `json:"reason"`
+	}] `json:"retry,omitempty"`
+
 	// Status pending, running, succeeded, failed, awaiting_approval, awaiting_operator, …
 	Status    string          `json:"status"`
 	Target    OperationTarget `json:"target"`
