@@ -77,10 +77,19 @@ func problemOf(res *http.Response, body []byte) error {
 	return e
 }
 
-// isNotFound reports whether err is a 404 answer.
+// codeNotFound is the 404 of a path that does not exist, which every
+// /api/v1 path answers while the API is turned off (or to a client outside
+// the installation's networks): it says nothing about the object.
+const codeNotFound = "not_found"
+
+// isNotFound reports whether err is a 404 saying the object does not exist
+// (its own code, such as customer_not_found). The generic not_found, or a
+// 404 without a problem code (not the platform answering), is not: taken
+// as "gone", a switched-off API would empty the state.
 func isNotFound(err error) bool {
 	var e *apiError
-	return errors.As(err, &e) && e.Status == http.StatusNotFound
+	return errors.As(err, &e) && e.Status == http.StatusNotFound &&
+		e.Problem.Code != "" && e.Problem.Code != codeNotFound
 }
 
 // answer returns the decoded success value v, or the error: the transport's,

@@ -42,6 +42,12 @@ const tokenDestroyHint = "The provider's token (the `token` argument or PLATFORM
 	"(or `platformapi portal token create --allow-destroy`). allow_destroy = true in the provider block is " +
 	"the provider's own switch; the API still needs the token's."
 
+// apiOffHint says what a 404 not_found means: no object is missing.
+const apiOffHint = "Every /api/v1 path answers 404 not_found while the API is turned off in the portal " +
+	"settings (an administrator turns it on), to a client outside the installation's allowed networks, " +
+	"or when base_url is not the installation's portal address. It does not mean the object is gone: " +
+	"the Terraform state keeps it. Check base_url and that the API is on, then run Terraform again."
+
 // addError reports err from doing what (for example "create customer") as
 // a diagnostic: a problem document gives its code, detail and field, and
 // the field becomes the attribute path when the schema has that attribute.
@@ -61,6 +67,8 @@ func addError(diags *diag.Diagnostics, what string, err error, attributes map[st
 	case codeCustomerHasProjects:
 		summary = "platformapi: " + what + " refused: the customer has projects and cannot be archived"
 		detail = customerProjectsHint + "\n\n" + detail
+	case codeNotFound:
+		detail += "\n\n" + apiOffHint
 	case codePreconditionFailed:
 		_, obj, _ := strings.Cut(what, " ")
 		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)
