@@ -108,8 +108,11 @@ func problemDetail(e *apiError) string {
 		sort.Strings(bs)
 		lines = append(lines, "blockers: "+strings.Join(bs, ", "))
 	}
-	if p.State != nil || p.Remedy != nil {
-		lines = append(lines, "licence state: "+deref(p.State), "remedy: "+deref(p.Remedy))
+	if p.State != nil { // a licence_* refusal
+		lines = append(lines, "licence state: "+*p.State)
+	}
+	if p.Remedy != nil {
+		lines = append(lines, "remedy: "+*p.Remedy)
 	}
 	if p.RequestId != "" {
 		lines = append(lines, "request_id: "+p.RequestId)
@@ -125,13 +128,6 @@ func fieldRoot(field string) string {
 		return field
 	}
 	return field[:end]
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // addWarnings shows the warnings of a successful answer (a later step that
