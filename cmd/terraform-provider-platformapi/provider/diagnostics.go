@@ -3,6 +3,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -42,6 +43,13 @@ const tokenDestroyHint = "The provider's token (the `token` argument or PLATFORM
 	"(or `platformapi portal token create --allow-destroy`). allow_destroy = true in the provider block is " +
 	"the provider's own switch; the API still needs the token's."
 
+// tokenRefusedHint says which setting holds the token a 401 refused, and
+// where tokens are made (the value is never shown).
+const tokenRefusedHint = "The API refused the provider's token (the `token` argument or PLATFORMAPI_TOKEN). " +
+	"Tokens are created, extended and revoked only in the portal (/portal/tokens on the server: Profile, " +
+	"API tokens); set a live token of this installation, with the scopes this configuration needs, and " +
+	"run Terraform again."
+
 // apiOffHint says what a 404 not_found means: no object is missing.
 const apiOffHint = "Every /api/v1 path answers 404 not_found while the API is turned off in the portal " +
 	"settings (an administrator turns it on), to a client outside the installation's allowed networks, " +
@@ -58,22 +66,7 @@ func addError(diags *diag.Diagnostics, what string, err error, attributes map[st
 		return
 	}
 	p := e.Problem
-	summary := fmt.Sprintf("platformapi: %s failed: %s", what, orHTTP(p.Code, e.Status))
-	detail := problemDetail(e)
-	switch p.Code {
-	case codeDestroyNotAllowed:
-		summary = "platformapi: " + what + " refused: the API token has no Allow destroy"
-		detail += "\n\n" + tokenDestroyHint
-	case codeCustomerHasProjects:
-		summary = "platformapi: " + what + " refused: the customer has projects and cannot be archived"
-		detail = customerProjectsHint + "\n\n" + detail
-	case codeNotFound:
-		detail += "\n\n" + apiOffHint
-	case codePreconditionFailed:
-		_, obj, _ := strings.Cut(what, " ")
-		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)
-		detail = fmt.Sprintf(staleHint, obj) + "\n\n" + detail
-	}
+	summary, detail := explained(what, e)
 	if p.Field != nil {
 		if root := fieldRoot(*p.Field); attributes[root] {
 			diags.AddAttributeError(path.Root(root), summary, detail)
@@ -81,6 +74,31 @@ func addError(diags *diag.Diagnostics, what string, err error, attributes map[st
 		}
 	}
 	diags.AddError(summary, detail)
+}
+
+// explained is the summary and detail of the problem e from doing what,
+// with what it means for Terraform where the problem alone does not say.
+func explained(what string, e *apiError) (summary, detail string) {
+	summary = fmt.Sprintf("platformapi: %s failed: %s", what, orHTTP(e.Problem.Code, e.Status))
+	detail = problemDetail(e)
+	switch e.Problem.Code {
+	case codeDestroyNotAllowed:
+		summary = "platformapi: " + what + " refused: the API token has no Allow destroy"
+		detail += "\n\n" + tokenDestroyHint
+	case codeCustomerHasProjects:
+		summary = "platformapi: " + what + " refused: the customer has projects and cannot be archived"
+		detail = customerProjectsHint + "\n\n" + detail
+	case codePreconditionFailed:
+		_, obj, _ := strings.Cut(what, " ")
+		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)
+		detail = fmt.Sprintf(staleHint, obj) + "\n\n" + detail
+	case codeNotFound:
+		detail += "\n\n" + apiOffHint
+	}
+	if e.Status == http.StatusUnauthorized {
+		detail += "\n\n" + tokenRefusedHint
+	}
+	return summary, detail
 }
 
 func orHTTP(code string, status int) string {
