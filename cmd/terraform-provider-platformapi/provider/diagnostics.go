@@ -26,6 +26,16 @@ const customerProjectsHint = "A customer that has or had projects cannot be arch
 	"customer with Terraform, remove it from the state instead: terraform state rm <address>. It stays on " +
 	"the platform, as its projects do."
 
+// codeTenantNotEmpty refuses to delete a tenant that holds or held
+// projects: retired ones count, so it can never be deleted.
+const codeTenantNotEmpty = "tenant_not_empty"
+
+// tenantProjectsHint says what a refused tenant destroy means for Terraform.
+const tenantProjectsHint = "A tenant that holds or held projects cannot be deleted: retired projects count " +
+	"too (their names stay reserved), so retiring them does not help. To stop managing the tenant with " +
+	"Terraform, remove it from the state instead: terraform state rm <address>. It stays on the platform, " +
+	"as its projects do."
+
 // codePreconditionFailed is the API's refusal of a conditional write
 // (If-Match) to something that changed since the version sent.
 const codePreconditionFailed = "precondition_failed"
@@ -88,6 +98,9 @@ func explained(what string, e *apiError) (summary, detail string) {
 	case codeCustomerHasProjects:
 		summary = "platformapi: " + what + " refused: the customer has projects and cannot be archived"
 		detail = customerProjectsHint + "\n\n" + detail
+	case codeTenantNotEmpty:
+		summary = "platformapi: " + what + " refused: the tenant has projects and cannot be deleted"
+		detail = tenantProjectsHint + "\n\n" + detail
 	case codePreconditionFailed:
 		_, obj, _ := strings.Cut(what, " ")
 		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)

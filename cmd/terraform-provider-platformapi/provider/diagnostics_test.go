@@ -48,3 +48,21 @@ func TestDiagnostic_Forbidden_NamesNoLicence(t *testing.T) {
 		t.Errorf("detail (-want +got):\n%s", d)
 	}
 }
+
+// A tenant that holds or held a project can never be deleted either
+// (retired projects count); its refusal said so but not what to do with
+// the Terraform resource, as the customer's does.
+func TestDiagnostic_TenantNotEmpty_SaysRetiredOnesCountAndWhatToDo(t *testing.T) {
+	blockers := map[string]int64{"projects": 1}
+	var diags diag.Diagnostics
+	addError(&diags, "delete tenant", &apiError{Status: 409, Problem: platformclient.Problem{
+		Code: "tenant_not_empty", Detail: "tenant 8 holds 1 project(s) (retired ones count)", Blockers: &blockers,
+	}}, nil)
+	got := diags[0].Summary() + "\n" + diags[0].Detail()
+	for _, want := range []string{"cannot be deleted", "retired projects count", "terraform state rm",
+		"blockers: projects: 1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the diagnostic does not say %q:\n%s", want, got)
+		}
+	}
+}
