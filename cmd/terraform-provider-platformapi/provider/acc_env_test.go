@@ -135,3 +135,17 @@ func TestAcc_TokenRefused_DiagnosticNamesTheTokenSetting(t *testing.T) {
 		}},
 	})
 }
+
+// TestAcc_BaseURLWithoutScheme_ProviderError: a base_url without its
+// scheme failed every read with a URL parser's message naming no setting.
+func TestAcc_BaseURLWithoutScheme_ProviderError(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	host := strings.TrimPrefix(a.HTTP.URL, "http://")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config:      a.provider(a.token, false, host) + "data \"platformapi_whoami\" \"me\" {}\n",
+			ExpectError: says("invalid base_url", host, "http:// or https://"),
+		}},
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -29,6 +30,10 @@ type Client struct {
 // NewClient connects to the installation whose portal address is baseURL
 // (an address ending in /api/v1 is accepted too) with the bearer token.
 func NewClient(baseURL, token, userAgent string, allowDestroy bool) (*Client, error) {
+	if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base_url %q is not the portal's address: it starts with http:// or https:// "+
+			"and names the host, e.g. https://portal.example.internal (the API is at base_url/api/v1)", baseURL)
+	}
 	server := strings.TrimRight(baseURL, "/")
 	if !strings.HasSuffix(server, apiPrefix) {
 		server += apiPrefix
