@@ -137,3 +137,18 @@ func TestAcc_CustomerDataSource_IdAndShortName_Refused(t *testing.T) {
 		}},
 	})
 }
+
+// TestAcc_ValidationFailed_DiagnosticSaysWhy: a 422 validation_failed
+// said only "validation failed" and the field; the problem's errors say
+// why (the pattern, the length), and the diagnostic now shows them.
+func TestAcc_ValidationFailed_DiagnosticSaysWhy(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config: a.provider(a.token, false) + customerConfig("Acme Corporation", "", "Acme"),
+			ExpectError: says("create customer failed: validation_failed", `short_name = "Acme"`,
+				"body.short_name: expected string to match pattern ^[A-Z][A-Z0-9]{1,15}$", "field: short_name"),
+		}},
+	})
+}

@@ -124,7 +124,15 @@ func orHTTP(code string, status int) string {
 // problemDetail lists what the problem document says.
 func problemDetail(e *apiError) string {
 	p := e.Problem
-	lines := []string{p.Detail, "", fmt.Sprintf("code: %s (HTTP %d)", orHTTP(p.Code, e.Status), e.Status)}
+	lines := []string{p.Detail}
+	if p.Errors != nil { // why each member was refused (never its value)
+		for _, d := range *p.Errors {
+			if d.Message != nil {
+				lines = append(lines, strings.TrimPrefix(deref(d.Location)+": ", ": ")+*d.Message)
+			}
+		}
+	}
+	lines = append(lines, "", fmt.Sprintf("code: %s (HTTP %d)", orHTTP(p.Code, e.Status), e.Status))
 	if p.Field != nil {
 		lines = append(lines, "field: "+*p.Field)
 	}
@@ -169,4 +177,11 @@ func addWarnings(diags *diag.Diagnostics, rec record) {
 		m, _ := w.(map[string]any)
 		diags.AddWarning(fmt.Sprintf("platformapi: %v", m["code"]), fmt.Sprint(m["message"]))
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
