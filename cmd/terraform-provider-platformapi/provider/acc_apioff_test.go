@@ -13,7 +13,8 @@ import (
 // setAPI turns the installation's API on or off, as the portal setting does.
 func (a *acc) setAPI(t *testing.T, on bool) {
 	t.Helper()
-	if _, err := a.Portal.SetAPIEnabled(context.Background(), resources.Actor{Label: apitest.AdminEmail}, on); err != nil {
+	admin := resources.Actor{Label: apitest.AdminEmail}
+	if _, err := a.Portal.SetAPIEnabled(context.Background(), admin, on); err != nil {
 		t.Fatal(err)
 	}
 }

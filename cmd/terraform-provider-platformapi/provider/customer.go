@@ -26,7 +26,8 @@ var customerKind = &kind{
 			"vcs_group":             required("Code-host group and primary tenant slug, ^[a-z][a-z0-9-]{1,29}$; frozen."),
 			"primary_contact_email": required("Stored normalised (domain lower-cased)."),
 			"primary_contact_name":  required("2 to 80 characters."),
-			"billing_tier":          defaulted("INTERNAL (on create by default) or PAYING; left out, it stays as it is."),
+			"billing_tier": defaulted("INTERNAL (on create by default) or PAYING; " +
+				"left out, it stays as it is."),
 			"customer_index": schema.Int64Attribute{Optional: true, Computed: true,
 				Description:   "1 to 999; allocated by the server when left out; frozen.",
 				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},

@@ -77,8 +77,10 @@ var gatewaySource = &source{
 
 func customerSourceSchema() dschema.Schema {
 	a := readOnly(customerKind.schema.Attributes)
-	a["id"] = dschema.StringAttribute{Optional: true, Computed: true, Description: "Look up by id (or by short_name, not both)."}
-	a["short_name"] = dschema.StringAttribute{Optional: true, Computed: true, Description: "Or by short name (not with id)."}
+	a["id"] = dschema.StringAttribute{Optional: true, Computed: true,
+		Description: "Look up by id (or by short_name, not both)."}
+	a["short_name"] = dschema.StringAttribute{Optional: true, Computed: true,
+		Description: "Or by short name (not with id)."}
 	return dschema.Schema{Description: "One customer, by id or short_name (archived ones included).", Attributes: a}
 }
 

@@ -79,8 +79,9 @@ var aiNodesSource = &source{
 	name: "ai_nodes",
 	schema: dschema.Schema{Description: "The AI nodes (every page) with live monitoring.",
 		Attributes: map[string]dschema.Attribute{
-			"site": filter("site."), "gpu_class": filter("gpu_class."), "status": filter("live status (serving, loaded_idle, idle, offline, standby, " +
-				"powered_off); several, comma-separated, match any."),
+			"site": filter("site."), "gpu_class": filter("gpu_class."),
+			"status": filter("live status (serving, loaded_idle, idle, offline, standby, powered_off); " +
+				"several, comma-separated, match any."),
 			"monitoring_reachable": dschema.BoolAttribute{Computed: true,
 				Description: "false: every live field is null."},
 			"items": dschema.ListNestedAttribute{Computed: true, Description: "The nodes.",
