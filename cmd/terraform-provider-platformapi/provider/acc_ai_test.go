@@ -195,3 +195,31 @@ func TestAcc_GatewayKeyImported_PlansNoChange(t *testing.T) {
 		}},
 	})
 }
+
+// TestAcc_AINodes_StatusFilter_TheExampleReads applies the ai_nodes
+// example (status = "serving"): the API's status filter takes a list, and
+// the provider failed every status filter before sending it.
+func TestAcc_AINodes_StatusFilter_TheExampleReads(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	f, err := resources.ParseInventory("roster.yaml", []byte("nodes:\n  - {hostname: gpu-01, site: fra1}\n"+
+		"  - {hostname: gpu-02, site: fra1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Store.ImportInventory(context.Background(), resources.Actor{Label: apitest.AdminEmail}, f); err != nil {
+		t.Fatal(err)
+	}
+	serving, idle := "serving", "idle"
+	a.Monitor.Set("gpu-01", resources.NodeLive{Status: &serving})
+	a.Monitor.Set("gpu-02", resources.NodeLive{Status: &idle})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config: a.provider(a.token, false) + exampleFile(t, "data-sources/platformapi_ai_nodes/data-source.tf"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("data.platformapi_ai_nodes.serving", "items.#", "1"),
+				resource.TestCheckResourceAttr("data.platformapi_ai_nodes.serving", "items.0.hostname", "gpu-01"),
+			),
+		}},
+	})
+}

@@ -117,3 +117,38 @@ func TestAcc_Customer_Lifecycle(t *testing.T) {
 		},
 	})
 }
+
+// TestAcc_CustomerDataSource_IdAndShortName_Refused: with both set the
+// data source read the id and ignored short_name, so a configuration
+// naming ACME could silently get another customer.
+func TestAcc_CustomerDataSource_IdAndShortName_Refused(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	other := a.created(t, "/api/v1/customers", map[string]any{"short_name": "GLOBEX", "long_name": "Globex",
+		"vcs_group": "globex", "primary_contact_email": "h@globex.example", "primary_contact_name": "Hank"})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config: a.provider(a.token, false) + customerConfig("Acme Corporation", "", "ACME") +
+				"data \"platformapi_customer\" \"d\" {\n  id = \"" + other + "\"\n" +
+				"  short_name = platformapi_customer.c.short_name\n}\n",
+			ExpectError: says("read customer failed", "set id or short_name, not both"),
+		}, {
+			Config: a.provider(a.destroyer, true),
+		}},
+	})
+}
+
+// TestAcc_ValidationFailed_DiagnosticSaysWhy: a 422 validation_failed
+// said only "validation failed" and the field; the problem's errors say
+// why (the pattern, the length), and the diagnostic now shows them.
+func TestAcc_ValidationFailed_DiagnosticSaysWhy(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config: a.provider(a.token, false) + customerConfig("Acme Corporation", "", "Acme"),
+			ExpectError: says("create customer failed: validation_failed", `short_name = "Acme"`,
+				"body.short_name: expected string to match pattern ^[A-Z][A-Z0-9]{1,15}$", "field: short_name"),
+		}},
+	})
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"platformapi/api/apitest"
 	"platformapi/bunstore/pgtest"
@@ -117,4 +118,34 @@ func says(parts ...string) *regexp.Regexp {
 		q = append(q, strings.Join(strings.Fields(regexp.QuoteMeta(p)), `\s+`))
 	}
 	return regexp.MustCompile(`(?s)` + strings.Join(q, ".*"))
+}
+
+// TestAcc_TokenRefused_DiagnosticNamesTheTokenSetting: a 401 said only
+// "the token is malformed" (or "expired at …"), not which setting holds
+// the token nor where a token is made.
+func TestAcc_TokenRefused_DiagnosticNamesTheTokenSetting(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	const bad = "svc_pat_NotARealTokenAtAll0000000000000000"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config: a.provider(bad, false) + "data \"platformapi_whoami\" \"me\" {}\n",
+			ExpectError: says("read whoami failed: token_invalid", "the provider's token",
+				"PLATFORMAPI_TOKEN", "/portal/tokens"),
+		}},
+	})
+}
+
+// TestAcc_BaseURLWithoutScheme_ProviderError: a base_url without its
+// scheme failed every read with a URL parser's message naming no setting.
+func TestAcc_BaseURLWithoutScheme_ProviderError(t *testing.T) {
+	a := newAcc(t, apitest.Options{})
+	host := strings.TrimPrefix(a.HTTP.URL, "http://")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config:      a.provider(a.token, false, host) + "data \"platformapi_whoami\" \"me\" {}\n",
+			ExpectError: says("invalid base_url", host, "http:// or https://"),
+		}},
+	})
 }

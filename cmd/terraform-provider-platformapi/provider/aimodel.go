@@ -35,9 +35,10 @@ func aiModelAttributes() map[string]schema.Attribute {
 	m := map[string]schema.Attribute{
 		"id":           idAttr(),
 		"repo":         required("Model-hub repo id org/name; unique; a change replaces the row."),
-		"display_name": defaulted("Defaults to the last part of repo."),
+		"display_name": defaulted("On create by default the last part of repo; left out, it stays as it is."),
 		"gated": schema.BoolAttribute{Optional: true, Computed: true,
-			Description:   "The repo needs an access approval before a pull (default false).",
+			Description: "The repo needs an access approval before a pull (false on create by default); " +
+				"left out, it stays as it is.",
 			PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()}},
 		"param_count_b": schema.Float64Attribute{Optional: true, Description: "Parameters in billions."},
 		"size_gb":       schema.Float64Attribute{Optional: true, Description: "Weights size on disk in GB."},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -29,6 +30,10 @@ type Client struct {
 // NewClient connects to the installation whose portal address is baseURL
 // (an address ending in /api/v1 is accepted too) with the bearer token.
 func NewClient(baseURL, token, userAgent string, allowDestroy bool) (*Client, error) {
+	if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base_url %q is not the portal's address: it starts with http:// or https:// "+
+			"and names the host, e.g. https://portal.example.internal (the API is at base_url/api/v1)", baseURL)
+	}
 	server := strings.TrimRight(baseURL, "/")
 	if !strings.HasSuffix(server, apiPrefix) {
 		server += apiPrefix
@@ -77,10 +82,19 @@ func problemOf(res *http.Response, body []byte) error {
 	return e
 }
 
-// isNotFound reports whether err is a 404 answer.
+// codeNotFound is the 404 of a path that does not exist, which every
+// /api/v1 path answers while the API is turned off (or to a client outside
+// the installation's networks): it says nothing about the object.
+const codeNotFound = "not_found"
+
+// isNotFound reports whether err is a 404 saying the object does not exist
+// (its own code, such as customer_not_found). The generic not_found, or a
+// 404 without a problem code (not the platform answering), is not: taken
+// as "gone", a switched-off API would empty the state.
 func isNotFound(err error) bool {
 	var e *apiError
-	return errors.As(err, &e) && e.Status == http.StatusNotFound
+	return errors.As(err, &e) && e.Status == http.StatusNotFound &&
+		e.Problem.Code != "" && e.Problem.Code != codeNotFound
 }
 
 // answer returns the decoded success value v, or the error: the transport's,

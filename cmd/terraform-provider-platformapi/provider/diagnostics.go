@@ -3,6 +3,7 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -25,6 +26,16 @@ const customerProjectsHint = "A customer that has or had projects cannot be arch
 	"customer with Terraform, remove it from the state instead: terraform state rm <address>. It stays on " +
 	"the platform, as its projects do."
 
+// codeTenantNotEmpty refuses to delete a tenant that holds or held
+// projects: retired ones count, so it can never be deleted.
+const codeTenantNotEmpty = "tenant_not_empty"
+
+// tenantProjectsHint says what a refused tenant destroy means for Terraform.
+const tenantProjectsHint = "A tenant that holds or held projects cannot be deleted: retired projects count " +
+	"too (their names stay reserved), so retiring them does not help. To stop managing the tenant with " +
+	"Terraform, remove it from the state instead: terraform state rm <address>. It stays on the platform, " +
+	"as its projects do."
+
 // codePreconditionFailed is the API's refusal of a conditional write
 // (If-Match) to something that changed since the version sent.
 const codePreconditionFailed = "precondition_failed"
@@ -42,6 +53,19 @@ const tokenDestroyHint = "The provider's token (the `token` argument or PLATFORM
 	"(or `platformapi portal token create --allow-destroy`). allow_destroy = true in the provider block is " +
 	"the provider's own switch; the API still needs the token's."
 
+// tokenRefusedHint says which setting holds the token a 401 refused, and
+// where tokens are made (the value is never shown).
+const tokenRefusedHint = "The API refused the provider's token (the `token` argument or PLATFORMAPI_TOKEN). " +
+	"Tokens are created, extended and revoked only in the portal (/portal/tokens on the server: Profile, " +
+	"API tokens); set a live token of this installation, with the scopes this configuration needs, and " +
+	"run Terraform again."
+
+// apiOffHint says what a 404 not_found means: no object is missing.
+const apiOffHint = "Every /api/v1 path answers 404 not_found while the API is turned off in the portal " +
+	"settings (an administrator turns it on), to a client outside the installation's allowed networks, " +
+	"or when base_url is not the installation's portal address. It does not mean the object is gone: " +
+	"the Terraform state keeps it. Check base_url and that the API is on, then run Terraform again."
+
 // addError reports err from doing what (for example "create customer") as
 // a diagnostic: a problem document gives its code, detail and field, and
 // the field becomes the attribute path when the schema has that attribute.
@@ -52,20 +76,7 @@ func addError(diags *diag.Diagnostics, what string, err error, attributes map[st
 		return
 	}
 	p := e.Problem
-	summary := fmt.Sprintf("platformapi: %s failed: %s", what, orHTTP(p.Code, e.Status))
-	detail := problemDetail(e)
-	switch p.Code {
-	case codeDestroyNotAllowed:
-		summary = "platformapi: " + what + " refused: the API token has no Allow destroy"
-		detail += "\n\n" + tokenDestroyHint
-	case codeCustomerHasProjects:
-		summary = "platformapi: " + what + " refused: the customer has projects and cannot be archived"
-		detail = customerProjectsHint + "\n\n" + detail
-	case codePreconditionFailed:
-		_, obj, _ := strings.Cut(what, " ")
-		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)
-		detail = fmt.Sprintf(staleHint, obj) + "\n\n" + detail
-	}
+	summary, detail := explained(what, e)
 	if p.Field != nil {
 		if root := fieldRoot(*p.Field); attributes[root] {
 			diags.AddAttributeError(path.Root(root), summary, detail)
@@ -73,6 +84,34 @@ func addError(diags *diag.Diagnostics, what string, err error, attributes map[st
 		}
 	}
 	diags.AddError(summary, detail)
+}
+
+// explained is the summary and detail of the problem e from doing what,
+// with what it means for Terraform where the problem alone does not say.
+func explained(what string, e *apiError) (summary, detail string) {
+	summary = fmt.Sprintf("platformapi: %s failed: %s", what, orHTTP(e.Problem.Code, e.Status))
+	detail = problemDetail(e)
+	switch e.Problem.Code {
+	case codeDestroyNotAllowed:
+		summary = "platformapi: " + what + " refused: the API token has no Allow destroy"
+		detail += "\n\n" + tokenDestroyHint
+	case codeCustomerHasProjects:
+		summary = "platformapi: " + what + " refused: the customer has projects and cannot be archived"
+		detail = customerProjectsHint + "\n\n" + detail
+	case codeTenantNotEmpty:
+		summary = "platformapi: " + what + " refused: the tenant has projects and cannot be deleted"
+		detail = tenantProjectsHint + "\n\n" + detail
+	case codePreconditionFailed:
+		_, obj, _ := strings.Cut(what, " ")
+		summary = fmt.Sprintf("platformapi: %s refused: the %s changed outside Terraform", what, obj)
+		detail = fmt.Sprintf(staleHint, obj) + "\n\n" + detail
+	case codeNotFound:
+		detail += "\n\n" + apiOffHint
+	}
+	if e.Status == http.StatusUnauthorized {
+		detail += "\n\n" + tokenRefusedHint
+	}
+	return summary, detail
 }
 
 func orHTTP(code string, status int) string {
@@ -85,7 +124,15 @@ func orHTTP(code string, status int) string {
 // problemDetail lists what the problem document says.
 func problemDetail(e *apiError) string {
 	p := e.Problem
-	lines := []string{p.Detail, "", fmt.Sprintf("code: %s (HTTP %d)", orHTTP(p.Code, e.Status), e.Status)}
+	lines := []string{p.Detail}
+	if p.Errors != nil { // why each member was refused (never its value)
+		for _, d := range *p.Errors {
+			if d.Message != nil {
+				lines = append(lines, strings.TrimPrefix(deref(d.Location)+": ", ": ")+*d.Message)
+			}
+		}
+	}
+	lines = append(lines, "", fmt.Sprintf("code: %s (HTTP %d)", orHTTP(p.Code, e.Status), e.Status))
 	if p.Field != nil {
 		lines = append(lines, "field: "+*p.Field)
 	}
@@ -100,8 +147,11 @@ func problemDetail(e *apiError) string {
 		sort.Strings(bs)
 		lines = append(lines, "blockers: "+strings.Join(bs, ", "))
 	}
-	if p.State != nil || p.Remedy != nil {
-		lines = append(lines, "licence state: "+deref(p.State), "remedy: "+deref(p.Remedy))
+	if p.State != nil { // a licence_* refusal
+		lines = append(lines, "licence state: "+*p.State)
+	}
+	if p.Remedy != nil {
+		lines = append(lines, "remedy: "+*p.Remedy)
 	}
 	if p.RequestId != "" {
 		lines = append(lines, "request_id: "+p.RequestId)
@@ -119,13 +169,6 @@ func fieldRoot(field string) string {
 	return field[:end]
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // addWarnings shows the warnings of a successful answer (a later step that
 // did not complete, such as vcs_group_failed): the change stands.
 func addWarnings(diags *diag.Diagnostics, rec record) {
@@ -134,4 +177,11 @@ func addWarnings(diags *diag.Diagnostics, rec record) {
 		m, _ := w.(map[string]any)
 		diags.AddWarning(fmt.Sprintf("platformapi: %v", m["code"]), fmt.Sprint(m["message"]))
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

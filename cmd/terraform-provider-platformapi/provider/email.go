@@ -6,12 +6,12 @@ import (
 	"golang.org/x/net/idna"
 )
 
-// sameEmail reports whether the server's normalised address b is the
-// normalisation of the configured a: surrounding space dropped, a
+// sameEmail reports whether the addresses a and b (configured or the
+// server's) are stored as the same one: surrounding space dropped, a
 // "Name <address>" form reduced to the address, the domain lower-cased and
 // in its ASCII (punycode) form; the local part keeps its case.
 func sameEmail(a, b string) bool {
-	return normaliseEmail(a) == b
+	return normaliseEmail(a) == normaliseEmail(b)
 }
 
 func normaliseEmail(s string) string {

@@ -32,11 +32,11 @@ func (r *genericResource) ModifyPlan(_ context.Context, req resource.ModifyPlanR
 		}
 		return
 	}
-	plan := objectAttrs(req.Plan.Raw)
+	plan := r.keepEquivalent(objectAttrs(req.Plan.Raw), state)
 	if r.unchanged(plan, state) {
 		plan = r.keepComputed(plan, state)
-		resp.Plan.Raw = tftypes.NewValue(req.Plan.Raw.Type(), plan)
 	}
+	resp.Plan.Raw = tftypes.NewValue(req.Plan.Raw.Type(), plan)
 	for _, name := range r.k.frozen {
 		if v := plan[name]; v.IsFullyKnown() && !v.Equal(state[name]) {
 			resp.Diagnostics.AddAttributeError(path.Root(name), "platformapi: "+name+" is frozen",
@@ -68,6 +68,21 @@ func (r *genericResource) unchanged(plan, state attrs) bool {
 		}
 	}
 	return true
+}
+
+// keepEquivalent plans the state's spelling of a configured value the API
+// holds as the same one (an address whose domain differs only in case, JSON
+// laid out otherwise): a respelling, or a configuration meeting the
+// server's spelling after an import, changes nothing, and a frozen member
+// respelled so is no change of it.
+func (r *genericResource) keepEquivalent(plan, state attrs) attrs {
+	for name, same := range r.equivalences() {
+		p, s := plan[name], state[name]
+		if p.IsFullyKnown() && !p.IsNull() && s.IsKnown() && !s.IsNull() && same(str(p), str(s)) {
+			plan[name] = s
+		}
+	}
+	return plan
 }
 
 // keepComputed plans the state's values of the read-only attributes the

@@ -77,8 +77,10 @@ var gatewaySource = &source{
 
 func customerSourceSchema() dschema.Schema {
 	a := readOnly(customerKind.schema.Attributes)
-	a["id"] = dschema.StringAttribute{Optional: true, Computed: true, Description: "Look up by id."}
-	a["short_name"] = dschema.StringAttribute{Optional: true, Computed: true, Description: "Or by short name."}
+	a["id"] = dschema.StringAttribute{Optional: true, Computed: true,
+		Description: "Look up by id (or by short_name, not both)."}
+	a["short_name"] = dschema.StringAttribute{Optional: true, Computed: true,
+		Description: "Or by short name (not with id)."}
 	return dschema.Schema{Description: "One customer, by id or short_name (archived ones included).", Attributes: a}
 }
 
@@ -86,10 +88,13 @@ var customerSource = &source{
 	name:   "customer",
 	schema: customerSourceSchema(),
 	read: func(ctx context.Context, c *Client, cfg attrs) (record, error) {
-		if id := str(cfg["id"]); id != "" {
+		id, short := str(cfg["id"]), str(cfg["short_name"])
+		if id != "" && short != "" {
+			return nil, errors.New("set id or short_name, not both")
+		}
+		if id != "" {
 			return readCustomer(ctx, c, id)
 		}
-		short := str(cfg["short_name"])
 		if short == "" {
 			return nil, errors.New("set id or short_name")
 		}

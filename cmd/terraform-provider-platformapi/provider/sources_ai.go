@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -78,14 +79,20 @@ var aiNodesSource = &source{
 	name: "ai_nodes",
 	schema: dschema.Schema{Description: "The AI nodes (every page) with live monitoring.",
 		Attributes: map[string]dschema.Attribute{
-			"site": filter("site."), "gpu_class": filter("gpu_class."), "status": filter("live status."),
+			"site": filter("site."), "gpu_class": filter("gpu_class."),
+			"status": filter("live status (serving, loaded_idle, idle, offline, standby, powered_off); " +
+				"several, comma-separated, match any."),
 			"monitoring_reachable": dschema.BoolAttribute{Computed: true,
 				Description: "false: every live field is null."},
 			"items": dschema.ListNestedAttribute{Computed: true, Description: "The nodes.",
 				NestedObject: dschema.NestedAttributeObject{Attributes: nodeAttributes()}},
 		}},
 	read: func(ctx context.Context, c *Client, cfg attrs) (record, error) {
-		p, err := typed[platformclient.ListAiNodesParams](filters(cfg, "items", "monitoring_reachable"))
+		q := filters(cfg, "items", "monitoring_reachable")
+		if s, ok := q["status"].(string); ok {
+			q["status"] = anyOf(s) // the API's status filter is a list
+		}
+		p, err := typed[platformclient.ListAiNodesParams](q)
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +129,17 @@ outer:
 		}
 		if v.IsKnown() && !v.IsNull() {
 			out[name] = toJSON(v)
+		}
+	}
+	return out
+}
+
+// anyOf is a comma-separated filter value as the list of its values.
+func anyOf(s string) []string {
+	out := []string{}
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
 		}
 	}
 	return out

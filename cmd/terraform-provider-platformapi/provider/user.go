@@ -24,7 +24,8 @@ var userKind = &kind{
 			"email":        required("Stored normalised; unique regardless of case; frozen."),
 			"display_name": required("The person's name."),
 			"roles": schema.SetAttribute{ElementType: types.StringType, Optional: true, Computed: true,
-				Description:   "Role names; each must carry only keys the caller's token holds.",
+				Description: "Role names; each must carry only keys the caller's token holds. Left out, " +
+					"the roles stay as they are; [] takes every role away.",
 				PlanModifiers: []planmodifier.Set{setplanmodifier.UseStateForUnknown()}},
 			"status":         computed("active or deactivated."),
 			"deactivated_at": computed("When the person was deactivated; null while active."),
