@@ -3,9 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -201,21 +199,8 @@ func TestWriteDemoKey_ConcurrentWritersLeaveOneWholeKey(t *testing.T) {
 // on the real node turned missing.)
 func TestDemoFleet_ANodeOutsideTheDemoRoster_KeepsItsOwnAgent(t *testing.T) {
 	const host, own = "gpu-own-01", "http://127.0.0.1:9441"
-	dsn, dir := pgtest.DSN(t), t.TempDir()
-	t.Setenv("PLATFORMAPI_TOKEN_PEPPER", "demo-test-pepper-0123456789")
-	m, err := Open(t.Context(), Options{DatabaseURL: dsn, DataDir: dir,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	h, err := m.prepare(t.Context(), ServeOptions{Demo: true}, m.newRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.buildDemo(t.Context(), h); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	m := startDemoWith(t, Options{DatabaseURL: pgtest.DSN(t), DataDir: dir}).m
 	roster, err := resources.ParseInventory("demo_inventory.yaml", demoInventory)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // served over HTTP.
 type demoServer struct {
 	t     *testing.T
+	m     *Main // what serves it, for tests that act on the demo's parts
 	url   string
 	token string
 }
@@ -48,7 +49,7 @@ func startDemoWith(t *testing.T, o Options) *demoServer {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &demoServer{t: t, url: srv.URL + "/api/v1", token: tok.Value}
+	return &demoServer{t: t, m: m, url: srv.URL + "/api/v1", token: tok.Value}
 }
 
 // call sends one request with the demo administrator's token and decodes
