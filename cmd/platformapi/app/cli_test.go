@@ -349,3 +349,15 @@ func TestPortalTokenCreate_AllowedIPsBareAddress_IsThatOneAddress(t *testing.T) 
 		t.Fatalf("refusal %q (field %q), want %q", e.Detail, e.Field, want)
 	}
 }
+
+// TestPortalTokenCreate_UnknownScope_SaysUnknownNotNever: a mistyped key is
+// not one that "can never be put on a token": the refusal says it is
+// unknown, as a service account's does.
+func TestPortalTokenCreate_UnknownScope_SaysUnknownNotNever(t *testing.T) {
+	c := newCLI(t)
+	e := c.refused("validation_failed", "portal", "token", "create", "--as", "root@example.test", "--name", "x",
+		"--scopes", "ai-read-global,audit-reed-global")
+	if want := `unknown permission key "audit-reed-global"`; e.Field != "scopes" || e.Detail != want {
+		t.Fatalf("refusal %q (field %q), want %q", e.Detail, e.Field, want)
+	}
+}
