@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"platformapi/api/apitest"
 	"platformapi/resources"
 )
@@ -45,4 +47,28 @@ func parseTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestUsers_PortalRoleGrant_DeactivatedPerson_409UserDeactivated: a
+// deactivated person cannot be changed by PATCH (409 user_deactivated), nor
+// through the portal's role grant and revoke; nothing is written.
+func TestUsers_PortalRoleGrant_DeactivatedPerson_409UserDeactivated(t *testing.T) {
+	e, tok := userEnv(t)
+	ctx := context.Background()
+	admin := resources.Actor{Label: apitest.AdminEmail}
+	u := invite(t, e, tok, "ann@example.test", "auditor")
+	if r := e.Do("DELETE", "/api/v1/users/"+u["id"].(string), tok, nil); r.Status != 204 {
+		t.Fatalf("deactivate: %d %s", r.Status, r.Body)
+	}
+	_, grant := e.Portal.GrantRole(ctx, admin, "ann@example.test", "releaser")
+	_, revoke := e.Portal.RevokeRole(ctx, admin, "ann@example.test", "auditor")
+	for name, err := range map[string]error{"grant": grant, "revoke": revoke} {
+		if re, ok := resources.AsError(err); !ok || re.Code != resources.CodeUserDeactivated {
+			t.Errorf("%s: %v, want user_deactivated", name, err)
+		}
+	}
+	roles := e.Do("GET", "/api/v1/users/"+u["id"].(string), tok, nil).JSON(t)["roles"]
+	if d := cmp.Diff([]any{"auditor"}, roles); d != "" {
+		t.Fatalf("roles (-want +got):\n%s", d)
+	}
 }

@@ -215,6 +215,10 @@ func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, acti
 		if err != nil {
 			return err
 		}
+		if before.Status == resources.UserDeactivated { // as PATCH /users: no change to a deactivated person
+			return resources.Errorf(resources.KindConflict, resources.CodeUserDeactivated,
+				"%s is deactivated and cannot be changed", before.Email)
+		}
 		if err := change(tx, before.ID); err != nil {
 			return err
 		}
