@@ -278,6 +278,9 @@ func nodeAgentCodes() []ProblemCode {
 			"inventory and a node key (portal node-key).").next("get-ai-node"),
 		o(CodeNodeAgentUnreachable, "The node agent could not be reached (network, timeout, a refused node key) "+
 			"through every retry; nothing became ready. Retry the write once the agent answers."),
+		o(CodeNodeKeyRefused, "In an operation's retry (not its error): the node agent refused the "+
+			"node key. Put the key portal node-key printed into the agent's --key-file; the tries "+
+			"spent, the operation fails node_agent_unreachable."),
 		o(CodeChecksumMismatch, "A copied file's sha256 differs from the central copy's SHA256SUMS; nothing "+
 			"became ready. The detail names the file."),
 		o(CodeInsufficientDisk, "The model does not fit in what the node's cache may still use; checked before "+
