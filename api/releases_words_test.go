@@ -1,0 +1,37 @@
+package api_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestReleases_PromotionRefusals_DetailSaysWhatToDo: each refusal of a
+// promotion says, besides what is wrong, what the release engineer does next
+// (the contract's problem detail is text for people): the components the
+// project enables, the version the source environment runs, or which
+// environment to promote to first.
+func TestReleases_PromotionRefusals_DetailSaysWhatToDo(t *testing.T) {
+	e, tok := projectEnv(t)
+	pid, _ := activeProject(t, e, tok, "", shop("", "components", []string{"app-api"}))
+	deployed(t, e, tok, pid, "app-api", "dev", "1.0.0")
+	detail := func(body map[string]any) string {
+		return postPromotion(e, tok, pid, body).JSON(t)["detail"].(string)
+	}
+	got := []string{
+		detail(promotion("www", "dev", "1.0.0")),
+		detail(promotion("app-api", "dev", "")),
+		detail(promotion("app-api", "uat", "2.0.0")),
+		detail(promotion("app-api", "prod", "")),
+	}
+	want := []string{
+		"component www is not enabled on project " + pid + " (it enables app-api); " +
+			"add it to the project's components first",
+		"a dev promotion names the build's version: send version",
+		"dev runs 1.0.0, not 2.0.0: leave version out to promote 1.0.0, or promote 2.0.0 to dev first",
+		"uat reports no version of app-api to promote: promote app-api to uat first",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("details (-want +got):\n%s", d)
+	}
+}
