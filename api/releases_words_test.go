@@ -1,9 +1,12 @@
 package api_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"platformapi/api/apitest"
 )
 
 // TestReleases_PromotionRefusals_DetailSaysWhatToDo: each refusal of a
@@ -30,6 +33,34 @@ func TestReleases_PromotionRefusals_DetailSaysWhatToDo(t *testing.T) {
 		"a dev promotion names the build's version: send version",
 		"dev runs 1.0.0, not 2.0.0: leave version out to promote 1.0.0, or promote 2.0.0 to dev first",
 		"uat reports no version of app-api to promote: promote app-api to uat first",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("details (-want +got):\n%s", d)
+	}
+}
+
+// TestReleases_InvalidBody_DetailNamesTheMemberAndTheRule: a 422
+// validation_failed said only "validation failed" in its detail, leaving a
+// person to dig the reason out of errors; the detail now names the first
+// offending member and what is wrong with it, as 400 invalid_parameter does.
+func TestReleases_InvalidBody_DetailNamesTheMemberAndTheRule(t *testing.T) {
+	e, tok := projectEnv(t)
+	pid, _ := activeProject(t, e, tok, "", nil)
+	lock := "/api/v1/projects/" + pid + "/prod-lock"
+	var got []string
+	for _, r := range []*apitest.Response{
+		postPromotion(e, tok, pid, promotion("app-api", "staging", "1.0.0")),
+		postPromotion(e, tok, pid, promotion("app-api", "dev", strings.Repeat("v", 65))),
+		e.Do("PUT", lock, tok, map[string]any{"locked": "yes"}),
+		e.Do("PUT", lock, tok, map[string]any{"locked": true, "why": "freeze"}),
+	} {
+		got = append(got, assertProblem(t, r, 422, "validation_failed")["detail"].(string))
+	}
+	want := []string{
+		`target_env: expected value to be one of "dev, uat, prod"`,
+		"version: expected length <= 64",
+		"locked: expected boolean",
+		"why: unexpected property",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("details (-want +got):\n%s", d)
