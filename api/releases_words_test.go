@@ -1,12 +1,14 @@
 package api_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api/apitest"
+	"platformapi/resources"
 )
 
 // TestReleases_PromotionRefusals_DetailSaysWhatToDo: each refusal of a
@@ -64,5 +66,25 @@ func TestReleases_InvalidBody_DetailNamesTheMemberAndTheRule(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("details (-want +got):\n%s", d)
+	}
+}
+
+// TestReleases_DataCopyIntoLockedProd_DetailSaysHowToUnlock: a data copy
+// into PROD refused by the lock said only that the lock is set; it now says
+// how a person releases it.
+func TestReleases_DataCopyIntoLockedProd_DetailSaysHowToUnlock(t *testing.T) {
+	e, tok := projectEnv(t)
+	pid, _ := activeProject(t, e, tok, "", nil)
+	e.Do("PUT", "/api/v1/projects/"+pid+"/prod-lock", tok, map[string]any{"locked": true})
+	_, err := e.Store.BookDataCopy(context.Background(), resources.Actor{Label: apitest.AdminEmail},
+		parseInt(t, pid), "uat", "prod")
+	re, _ := resources.AsError(err)
+	if re == nil {
+		t.Fatalf("copy into locked PROD: %v", err)
+	}
+	want := "the PROD data lock of project " + pid + " (SHOP) is set: unlock it with PUT /api/v1/projects/" +
+		pid + "/prod-lock {\"locked\": false, \"confirm_unlock\": \"SHOP\"} first"
+	if d := cmp.Diff(want, re.Detail); d != "" {
+		t.Fatalf("detail (-want +got):\n%s", d)
 	}
 }

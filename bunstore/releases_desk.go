@@ -110,7 +110,9 @@ func (s *Store) BookDataCopy(ctx context.Context, by resources.Actor, projectID 
 			return err
 		}
 		if lock, err := prodLockOf(ctx, tx, projectID, "SHARE"); err != nil || (to == resources.EnvProd && lock.Locked) {
-			return errOr(err, resources.Errorf(resources.KindConflict, resources.CodeProdLocked, "the PROD data lock of project %d is set", projectID))
+			return errOr(err, resources.Errorf(resources.KindConflict, resources.CodeProdLocked,
+				"the PROD data lock of project %d (%s) is set: unlock it with PUT /api/v1/projects/%d/prod-lock "+
+					`{"locked": false, "confirm_unlock": %q} first`, projectID, p.ShortName, projectID, p.ShortName))
 		}
 		row := &releaseRow{ProjectID: projectID, ProjectShortName: p.ShortName, CustomerID: p.CustomerID,
 			Kind: resources.ReleaseDataCopy, SourceEnv: &from, TargetEnv: to,
