@@ -88,3 +88,31 @@ func TestReleases_DataCopyIntoLockedProd_DetailSaysHowToUnlock(t *testing.T) {
 		t.Fatalf("detail (-want +got):\n%s", d)
 	}
 }
+
+// TestReleases_DecideEndedPromotion_BothRefusalsSayNotAwaitingApproval: an
+// approval of a promotion that no longer awaits one said "… is failed, not
+// awaiting approval", a rejection only "… is failed"; both now say the same.
+func TestReleases_DecideEndedPromotion_BothRefusalsSayNotAwaitingApproval(t *testing.T) {
+	e, tok := projectEnv(t)
+	_, id := prodAwaitingApproval(t, e, tok)
+	ctx, by := context.Background(), resources.Actor{Label: otherAdmin}
+	if _, err := e.Store.RejectRelease(ctx, by, id, "not now"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	_, err := e.Store.ApproveRelease(ctx, by, id, "")
+	got = append(got, codeOf(err)+": "+detailOf(err))
+	_, err = e.Store.RejectRelease(ctx, by, id, "again")
+	got = append(got, codeOf(err)+": "+detailOf(err))
+	d := "not_awaiting_approval: release operation " + formatInt(id) + " is failed, not awaiting approval"
+	if diff := cmp.Diff([]string{d, d}, got); diff != "" {
+		t.Fatalf("refusals (-want +got):\n%s", diff)
+	}
+}
+
+func detailOf(err error) string {
+	if re, ok := resources.AsError(err); ok {
+		return re.Detail
+	}
+	return ""
+}

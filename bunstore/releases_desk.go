@@ -42,7 +42,8 @@ func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64,
 			return resources.Invalid("reason", resources.CodeValidationFailed, "a rejection needs a reason")
 		}
 		if r.Status != resources.OpAwaitingApproval {
-			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval, "release operation %d is %s", r.ID, r.Status)
+			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval,
+				"release operation %d is %s, not awaiting approval", r.ID, r.Status)
 		}
 		at := s.changeAt(r)
 		r.Status, r.FinishedAt = resources.OpFailed, &at
