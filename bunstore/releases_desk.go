@@ -138,7 +138,8 @@ type promotionWorker struct {
 }
 
 // Work marks the promotion running and dispatches it; an unavailable
-// pipeline is retried later, a refusing one fails the promotion. Every
+// pipeline is retried later (on the job's last attempt it fails the
+// promotion with pipeline_unavailable), a refusing one fails the promotion. Every
 // attempt first checks the project: one retired since the promotion was
 // queued (or since an attempt the pipeline did not take) ends it failed
 // with project_retired, and nothing is sent.
@@ -154,14 +155,18 @@ func (w *promotionWorker) Work(ctx context.Context, job *river.Job[promotionArgs
 		return err
 	}
 	err = w.pipeline.Dispatch(ctx, d)
-	if err == nil || errors.Is(err, resources.ErrPipelineUnavailable) {
+	if err == nil || errors.Is(err, resources.ErrPipelineUnavailable) && job.Attempt < job.MaxAttempts {
 		return err
 	}
+	end := promotionEnd{action: actionDeployReport, actor: systemActor,
+		err: &resources.OperationError{Code: resources.CodePipelineRefused, Detail: err.Error()}}
+	if errors.Is(err, resources.ErrPipelineUnavailable) { // the last attempt: end it, or it stays running
+		end.action, end.err = actionReleaseFail, &resources.OperationError{Code: resources.CodePipelineUnavailable,
+			Detail: fmt.Sprintf("the release pipeline could not be reached in %d attempts, so nothing was "+
+				"deployed; request the promotion again (last error: %v)", job.Attempt, err)}
+	}
 	return w.store.inTx(ctx, func(tx bun.Tx) error {
-		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, promotionEnd{
-			action: actionDeployReport, actor: systemActor,
-			err: &resources.OperationError{Code: resources.CodePipelineRefused, Detail: err.Error()}}),
-			completeJob(ctx, tx, job))
+		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, end), completeJob(ctx, tx, job))
 	})
 }
 
