@@ -77,7 +77,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string, addr ne
 			"send one Authorization header with one token")
 	}
 	if _, ok := resources.ParseTokenKind(token); !ok {
-		return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is malformed")
+		return nil, resources.Unauthorized(resources.CodeTokenInvalid, resources.RemedyTokenInvalid,
+			"the token is malformed or fails its checksum")
 	}
 	sum := a.mac.Sum(token)
 	hash := sum[:]

@@ -68,19 +68,35 @@ func (s *Server) admit(ctx huma.Context) (*guarded, error) {
 
 // permitted is the permission rule: the credential's effective scopes hold
 // any one of keys (none: any valid token), else 403 forbidden naming them
-// with the remedy: a token with one of them, or, when the token carries one
-// its owner no longer holds, a role for the owner.
+// with the remedy (forbiddenRemedy).
 func permitted(cred *resources.Credential, keys []string) error {
 	if cred.Holds(keys...) {
 		return nil
 	}
-	remedy := "Ask an administrator for a token with " + resources.AnyOneOf(keys) + "."
+	return resources.Forbidden("the token's effective scopes", keys, forbiddenRemedy(cred, keys))
+}
+
+// forbiddenRemedy says what helps a token lacking keys: a token with one of
+// them when its owner holds one; when the token carries one its owner no
+// longer holds, a role for the owner; when the owner holds none, a role for
+// the person or another service account, since a token never does more than
+// its owner.
+func forbiddenRemedy(cred *resources.Credential, keys []string) string {
+	oneOf := resources.AnyOneOf(keys)
+	owner := cred.Owner.Label()
 	if carried := resources.Intersect(cred.Token.Scopes, keys); len(carried) > 0 {
-		remedy = "The token carries " + strings.Join(carried, ", ") + " but its owner (" +
-			cred.Owner.Label() + ") no longer holds it: ask an administrator to give the owner " +
-			"a role with " + resources.AnyOneOf(keys) + "."
+		return "The token carries " + strings.Join(carried, ", ") + " but its owner (" + owner +
+			") no longer holds it: ask an administrator to give the owner a role with " + oneOf + "."
 	}
-	return resources.Forbidden("the token's effective scopes", keys, remedy)
+	if len(resources.Intersect(cred.Owner.Permissions, keys)) > 0 {
+		return "Ask an administrator for a token with " + oneOf + "."
+	}
+	if cred.Owner.Kind != resources.PrincipalUser {
+		return "The token's owner (service account " + cred.Owner.Name + ") holds none of these keys, and its " +
+			"tokens carry no more than it holds: use a service account created with " + oneOf + "."
+	}
+	return "The token's owner (" + owner + ") holds none of these keys, so no token of theirs can carry one: " +
+		"ask an administrator to give them a role with " + oneOf + ", then mint a token with it in the portal."
 }
 
 // requestCost is what a request costs: a REST request 1 unit; the

@@ -42,7 +42,7 @@ type Problem struct {
 	Required  []string            `json:"required,omitempty" doc:"On 403 forbidden: permission keys of which any one would do"`
 	Blockers  map[string]int      `json:"blockers,omitempty" doc:"On a 409 refusing a destroy: what blocks it"`
 	State     string              `json:"state,omitempty" doc:"On 403 licence_*: the licence state"`
-	Remedy    string              `json:"remedy,omitempty" doc:"On 403 forbidden and licence_*: what to do"`
+	Remedy    string              `json:"remedy,omitempty" doc:"On a 401 refusal of a presented token, 403 forbidden and licence_*: what to do"`
 	// RetryAfterSeconds repeats Retry-After in the document, for clients
 	// (MCP agents) that see the problem but not the HTTP headers.
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty" doc:"With a Retry-After header: the same number of seconds"`

@@ -95,7 +95,8 @@ func (s *Store) CredentialByHash(ctx context.Context, hash []byte) (*resources.C
 	var r credentialRow
 	if err := s.db.NewRaw(credentialQuery, hash).Scan(ctx, &r); err != nil {
 		if noRows(err) {
-			return nil, resources.Errorf(resources.KindUnauthorized, resources.CodeTokenInvalid, "the token is not known")
+			return nil, resources.Unauthorized(resources.CodeTokenInvalid, resources.RemedyTokenInvalid,
+				"the token is not known")
 		}
 		return nil, err
 	}

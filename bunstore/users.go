@@ -215,6 +215,10 @@ func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, acti
 		if err != nil {
 			return err
 		}
+		if before.Status == resources.UserDeactivated { // as PATCH /users: no change to a deactivated person
+			return resources.Errorf(resources.KindConflict, resources.CodeUserDeactivated,
+				"%s is deactivated and cannot be changed", before.Email)
+		}
 		if err := change(tx, before.ID); err != nil {
 			return err
 		}
@@ -222,10 +226,14 @@ func (s *Store) changeRoles(ctx context.Context, by resources.Actor, email, acti
 		if err != nil {
 			return err
 		}
-		out = resources.RoleChange{User: after.user(), Changed: !slices.Equal(before.Roles, after.Roles)}
-		if !out.Changed {
+		if slices.Equal(before.Roles, after.Roles) {
+			out = resources.RoleChange{User: after.user()}
 			return nil
 		}
+		if err := updateRow(ctx, tx, &after); err != nil { // the person changed: updated_at moves
+			return err
+		}
+		out = resources.RoleChange{User: after.user(), Changed: true}
 		return s.writeAudit(ctx, tx, auditEntry{actor: actor, action: action, entityType: "user",
 			entityID: idString(after.ID), before: before, after: after})
 	})

@@ -37,7 +37,7 @@ type Error struct {
 	Required []string       // on "forbidden": keys of which any one would do
 	Blockers map[string]int // on a 409 that refuses a destroy
 	State    string         // on a licence_* refusal: the licence state
-	Remedy   string         // on a forbidden or licence_* refusal: what to do, a sentence
+	Remedy   string         // on a 401 token refusal, forbidden or licence_*: what to do, a sentence
 	ETag     string         // on KindPreconditionFailed: the current entity tag, sent as ETag
 
 	RetryAfter time.Duration // > 0: a retry after this long can succeed

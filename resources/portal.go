@@ -131,6 +131,9 @@ func CheckMint(minter, owner Principal, t NewToken) error {
 	if len(t.Scopes) == 0 {
 		return Invalid("scopes", CodeValidationFailed, "a token needs at least one scope")
 	}
+	if err := ValidatePermissionKeys("scopes", t.Scopes); err != nil {
+		return err
+	}
 	for _, s := range t.Scopes {
 		switch {
 		case !TokenAllowed(s):

@@ -71,18 +71,19 @@ func (c *Credential) AuthKind() string {
 }
 
 // Check applies the rules that make a found token unusable, in a fixed order:
-// revoked, expired, owner disabled, address not allowed.
+// revoked, expired, owner disabled, address not allowed; each refusal says
+// what to do next.
 func (c *Credential) Check(now time.Time, addr netip.Addr) error {
 	t := c.Token
 	switch {
 	case t.RevokedAt != nil:
-		return Errorf(KindUnauthorized, CodeTokenRevoked, "the token was revoked")
+		return tokenRefusal(CodeTokenRevoked, c, "")
 	case !now.Before(t.ExpiresAt):
-		return Errorf(KindUnauthorized, CodeTokenExpired, "the token expired at %s", t.ExpiresAt.UTC().Format(time.RFC3339))
+		return tokenRefusal(CodeTokenExpired, c, "")
 	case !c.Owner.Active:
-		return Errorf(KindUnauthorized, CodePrincipalDisabled, "the token's owner is deactivated or disabled")
+		return tokenRefusal(CodePrincipalDisabled, c, "")
 	case !t.AllowsAddress(addr):
-		return Errorf(KindUnauthorized, CodeTokenIPNotAllowed, "the token may not be used from this address")
+		return tokenRefusal(CodeTokenIPNotAllowed, c, addr.String())
 	}
 	return nil
 }

@@ -94,14 +94,32 @@ func CheckRoleGrant(held []string, roles []Role) error {
 		return nil
 	}
 	slices.Sort(missing)
+	return &Error{Kind: KindForbidden, Code: CodeRoleNotGrantable,
+		Detail: "the caller cannot give role(s) " + strings.Join(names, ", ") +
+			": it does not hold every key they carry; it lacks " + strings.Join(missing, ", "),
+		Remedy: grantRemedy(missing)}
+}
+
+// grantRemedy is what helps a caller lacking keys to give a role: a token
+// with every one of them, unless one can never be on a token; then only a
+// person in the portal can give the role.
+func grantRemedy(missing []string) string {
+	var never []string
+	for _, k := range missing {
+		if !TokenAllowed(k) {
+			never = append(never, k)
+		}
+	}
+	if len(never) > 0 {
+		return "Ask an administrator to give the role(s) in the portal (Administration, or platformapi " +
+			"portal role grant): " + strings.Join(never, ", ") + " can never be put on a token, so no " +
+			"token can give them."
+	}
 	every := missing[0]
 	if len(missing) > 1 {
 		every = "every one of: " + strings.Join(missing, ", ")
 	}
-	return &Error{Kind: KindForbidden, Code: CodeRoleNotGrantable,
-		Detail: "the caller cannot give role(s) " + strings.Join(names, ", ") +
-			": it does not hold every key they carry; it lacks " + strings.Join(missing, ", "),
-		Remedy: "Ask an administrator to give the role(s), or for a token with " + every + "."}
+	return "Ask an administrator to give the role(s), or for a token with " + every + "."
 }
 
 // CheckDeactivate decides a deactivation: a person cannot deactivate

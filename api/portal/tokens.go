@@ -3,7 +3,6 @@ package portal
 import (
 	"errors"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -211,10 +210,9 @@ func parseTokenForm(r *http.Request) (tokenForm, resources.NewToken, error) {
 		return c == ',' || c == ' ' ||
 			c == '\n' || c == '\r' || c == '\t'
 	}) {
-		pfx, err := netip.ParsePrefix(s)
+		pfx, err := resources.ParseAllowedNetwork(s)
 		if err != nil {
-			return f, t, resources.Invalid("allowed_ips", resources.CodeValidationFailed,
-				"%q is not a network in CIDR form (e.g. 203.0.113.0/24)", s)
+			return f, t, err
 		}
 		t.AllowedIPs = append(t.AllowedIPs, pfx)
 	}

@@ -329,3 +329,35 @@ func TestPortalAPI_EnableTwice_UpdatedAtAsStored(t *testing.T) {
 		t.Fatalf("updated_at %v, then %v for the same change", first["updated_at"], again["updated_at"])
 	}
 }
+
+// TestPortalTokenCreate_AllowedIPsBareAddress_IsThatOneAddress: an
+// administrator restricting a token to one host writes its address; it is
+// taken as the network of that one address (/32, /128), not refused.
+func TestPortalTokenCreate_AllowedIPsBareAddress_IsThatOneAddress(t *testing.T) {
+	c := newCLI(t)
+	c.ok("portal", "token", "create", "--as", "root@example.test", "--name", "x", "--scopes", "ai-read-global",
+		"--allowed-ips", "192.0.2.7,2001:db8::1,10.0.0.0/8")
+	var got string
+	c.query("SELECT array_to_string(allowed_ips, ' ') FROM api_tokens", &got)
+	if want := "192.0.2.7/32 2001:db8::1/128 10.0.0.0/8"; got != want {
+		t.Fatalf("allowed_ips %q, want %q", got, want)
+	}
+	e := c.refused("validation_failed", "portal", "token", "create", "--as", "root@example.test", "--name", "y",
+		"--scopes", "ai-read-global", "--allowed-ips", "10.0.0.300/8")
+	want := `"10.0.0.300/8" is not an address or a network in CIDR form (e.g. 192.0.2.7 or 203.0.113.0/24)`
+	if e.Field != "allowed_ips" || e.Detail != want {
+		t.Fatalf("refusal %q (field %q), want %q", e.Detail, e.Field, want)
+	}
+}
+
+// TestPortalTokenCreate_UnknownScope_SaysUnknownNotNever: a mistyped key is
+// not one that "can never be put on a token": the refusal says it is
+// unknown, as a service account's does.
+func TestPortalTokenCreate_UnknownScope_SaysUnknownNotNever(t *testing.T) {
+	c := newCLI(t)
+	e := c.refused("validation_failed", "portal", "token", "create", "--as", "root@example.test", "--name", "x",
+		"--scopes", "ai-read-global,audit-reed-global")
+	if want := `unknown permission key "audit-reed-global"`; e.Field != "scopes" || e.Detail != want {
+		t.Fatalf("refusal %q (field %q), want %q", e.Detail, e.Field, want)
+	}
+}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"io"
-	"net/netip"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -152,9 +151,9 @@ func tokenCreate(opts *Options, out io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "create", Short: "Mint a token; prints its value once", Args: cobra.NoArgs,
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
 			for _, s := range ips {
-				p, err := netip.ParsePrefix(s)
+				p, err := resources.ParseAllowedNetwork(s)
 				if err != nil {
-					return resources.Invalid("allowed_ips", resources.CodeValidationFailed, "%q is not a CIDR network", s)
+					return err
 				}
 				t.AllowedIPs = append(t.AllowedIPs, p)
 			}
@@ -175,7 +174,7 @@ func tokenCreate(opts *Options, out io.Writer) *cobra.Command {
 	f.StringSliceVar(&t.Scopes, "scopes", nil, "permission keys, comma-separated (required)")
 	f.IntVar(&t.Days, "days", resources.TokenDefaultDays, "lifetime in days, 1 to 365")
 	f.BoolVar(&t.AllowDestroy, "allow-destroy", false, "allow operations that archive, delete, deactivate or retire")
-	f.StringSliceVar(&ips, "allowed-ips", nil, "networks (CIDR) the token may be used from; default any")
+	f.StringSliceVar(&ips, "allowed-ips", nil, "networks (CIDR) or single addresses the token may be used from; default any")
 	f.StringVar(&t.ServiceAccount, "service-account", "", "mint for this service account instead of the acting person")
 	for _, name := range []string{"as", "name", "scopes"} {
 		_ = cmd.MarkFlagRequired(name)

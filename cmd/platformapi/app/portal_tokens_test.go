@@ -94,7 +94,7 @@ func TestPortalTokens_MintRefused_PageSaysWhyNothingCreated(t *testing.T) {
 		{"scope never on a token", "ada@example.test", url.Values{"name": {"ci-admin"},
 			"scopes": {resources.PermAdmin}, "days": {"30"}}, 422, "can never be put on a token"},
 		{"bad network", "ada@example.test", url.Values{"name": {"ci-net"}, "scopes": {resources.PermTenancyRead},
-			"days": {"30"}, "allowed_ips": {"10.0.0.0/8, nonsense"}}, 422, "is not a network in CIDR form"},
+			"days": {"30"}, "allowed_ips": {"10.0.0.0/8, nonsense"}}, 422, "is not an address or a network in CIDR form"},
 		{"minter lacks api-tokens-admin-global", "bob@example.test", url.Values{"name": {"ci-bob"},
 			"scopes": {resources.PermTenancyRead}, "days": {"30"}}, 403, "minting a token needs api-tokens-admin-global"},
 	}

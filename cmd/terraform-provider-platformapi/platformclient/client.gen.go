@@ -2204,7 +2204,7 @@ type Problem struct {
 	// Instance Request path
 	Instance string `json:"instance"`
 
-	// Remedy On 403 forbidden and licence_*: what to do
+	// Remedy On a 401 refusal of a presented token, 403 forbidden and licence_*: what to do
 	Remedy *string `json:"remedy,omitempty"`
 
 	// RequestId Equals the X-Request-ID response header
