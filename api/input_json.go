@@ -77,7 +77,7 @@ func checkJSONStrings(body []byte) error {
 			return malformedBody()
 		}
 		if msg := w.step(tok, body[start:dec.InputOffset()]); msg != "" {
-			return newProblem(http.StatusUnprocessableEntity, "validation failed",
+			return newProblem(http.StatusUnprocessableEntity, msgValidationFailed,
 				&huma.ErrorDetail{Location: w.location(), Message: msg})
 		}
 	}
@@ -205,7 +205,7 @@ func checkValues(reg huma.Registry, schema *huma.Schema, body []byte) error {
 		return nil // Huma reports it
 	}
 	if loc, msg := valueProblem(reg, schema, v, "body"); loc != "" {
-		return newProblem(http.StatusUnprocessableEntity, "validation failed",
+		return newProblem(http.StatusUnprocessableEntity, msgValidationFailed,
 			&huma.ErrorDetail{Location: loc, Message: msg})
 	}
 	return nil

@@ -20,6 +20,10 @@ import (
 // (its code is marked so in the catalogue) when what refused named no wait.
 const defaultRetryAfter = time.Second
 
+// msgValidationFailed is Huma's message for an invalid body (and ours); the
+// problem's detail then names the first offending member and what is wrong.
+const msgValidationFailed = "validation failed"
+
 // ProblemTypePrefix starts the `type` of every problem document.
 const ProblemTypePrefix = "urn:svc:api:problem:"
 
@@ -147,6 +151,8 @@ func newProblem(status int, msg string, errs ...error) *Problem {
 			p.Detail = p.Field + ": " + firstMessage(details, p.Field)
 		} else if p.Status == http.StatusBadRequest { // Huma could not decode the body
 			p.Status, p.Code = http.StatusUnprocessableEntity, CodeMalformedBody
+		} else if p.Status == http.StatusUnprocessableEntity && msg == msgValidationFailed {
+			p.Detail = p.Field + ": " + firstMessage(details, p.Field) // say what, not only that
 		}
 	}
 	return p

@@ -42,7 +42,8 @@ func (s *Store) RejectRelease(ctx context.Context, by resources.Actor, id int64,
 			return resources.Invalid("reason", resources.CodeValidationFailed, "a rejection needs a reason")
 		}
 		if r.Status != resources.OpAwaitingApproval {
-			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval, "release operation %d is %s", r.ID, r.Status)
+			return resources.Errorf(resources.KindConflict, resources.CodeNotAwaitingApproval,
+				"release operation %d is %s, not awaiting approval", r.ID, r.Status)
 		}
 		at := s.changeAt(r)
 		r.Status, r.FinishedAt = resources.OpFailed, &at
@@ -110,7 +111,9 @@ func (s *Store) BookDataCopy(ctx context.Context, by resources.Actor, projectID 
 			return err
 		}
 		if lock, err := prodLockOf(ctx, tx, projectID, "SHARE"); err != nil || (to == resources.EnvProd && lock.Locked) {
-			return errOr(err, resources.Errorf(resources.KindConflict, resources.CodeProdLocked, "the PROD data lock of project %d is set", projectID))
+			return errOr(err, resources.Errorf(resources.KindConflict, resources.CodeProdLocked,
+				"the PROD data lock of project %d (%s) is set: unlock it with PUT /api/v1/projects/%d/prod-lock "+
+					`{"locked": false, "confirm_unlock": %q} first`, projectID, p.ShortName, projectID, p.ShortName))
 		}
 		row := &releaseRow{ProjectID: projectID, ProjectShortName: p.ShortName, CustomerID: p.CustomerID,
 			Kind: resources.ReleaseDataCopy, SourceEnv: &from, TargetEnv: to,
@@ -135,7 +138,8 @@ type promotionWorker struct {
 }
 
 // Work marks the promotion running and dispatches it; an unavailable
-// pipeline is retried later, a refusing one fails the promotion. Every
+// pipeline is retried later (on the job's last attempt it fails the
+// promotion with pipeline_unavailable), a refusing one fails the promotion. Every
 // attempt first checks the project: one retired since the promotion was
 // queued (or since an attempt the pipeline did not take) ends it failed
 // with project_retired, and nothing is sent.
@@ -151,14 +155,18 @@ func (w *promotionWorker) Work(ctx context.Context, job *river.Job[promotionArgs
 		return err
 	}
 	err = w.pipeline.Dispatch(ctx, d)
-	if err == nil || errors.Is(err, resources.ErrPipelineUnavailable) {
+	if err == nil || errors.Is(err, resources.ErrPipelineUnavailable) && job.Attempt < job.MaxAttempts {
 		return err
 	}
+	end := promotionEnd{action: actionDeployReport, actor: systemActor,
+		err: &resources.OperationError{Code: resources.CodePipelineRefused, Detail: err.Error()}}
+	if errors.Is(err, resources.ErrPipelineUnavailable) { // the last attempt: end it, or it stays running
+		end.action, end.err = actionReleaseFail, &resources.OperationError{Code: resources.CodePipelineUnavailable,
+			Detail: fmt.Sprintf("the release pipeline could not be reached in %d attempts, so nothing was "+
+				"deployed; request the promotion again (last error: %v)", job.Attempt, err)}
+	}
 	return w.store.inTx(ctx, func(tx bun.Tx) error {
-		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, promotionEnd{
-			action: actionDeployReport, actor: systemActor,
-			err: &resources.OperationError{Code: resources.CodePipelineRefused, Detail: err.Error()}}),
-			completeJob(ctx, tx, job))
+		return errOr(w.store.endPromotion(ctx, tx, job.Args.ReleaseOperationID, end), completeJob(ctx, tx, job))
 	})
 }
 

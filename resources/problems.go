@@ -18,7 +18,10 @@ const (
 const (
 	CodePipelineFailed  = "pipeline_failed"  // the release pipeline reported the deployment failed
 	CodePipelineRefused = "pipeline_refused" // the release pipeline refused the dispatch
-	CodeReleaseRejected = "release_rejected" // a person rejected the prod promotion
+	// CodePipelineUnavailable: the release pipeline could not be reached
+	// through the dispatch's last attempt.
+	CodePipelineUnavailable = "pipeline_unavailable"
+	CodeReleaseRejected     = "release_rejected" // a person rejected the prod promotion
 )
 
 // CodeRequestCancelled answers an MCP tool call its own client cancelled
@@ -263,6 +266,8 @@ func otherCodes() []ProblemCode {
 		w(CodeVCSStatusUnavailable, "The code host could not be reached; vcs_status is null."),
 		o(CodePipelineFailed, "The release pipeline reported that the deployment failed."),
 		o(CodePipelineRefused, "The release pipeline refused the dispatch."),
+		o(CodePipelineUnavailable, "The release pipeline could not be reached through the dispatch's last "+
+			"attempt; nothing was deployed. Request the promotion again."),
 		o(CodeReleaseRejected, "A person rejected the prod promotion; the reason is in the detail."),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -141,21 +142,39 @@ func PlanPromotion(p Project, r PromotionRequest, source *Deployment) (string, e
 		return "", Errorf(KindInvalid, CodeVMProjectsUnsupported, "project %d is a VM project; promotions apply to container-cluster projects", p.ID)
 	}
 	if !slices.Contains(p.Components, r.Component) {
-		return "", Invalid("component", CodeComponentNotEnabled, "component %s is not enabled on project %d", r.Component, p.ID)
+		return "", componentNotEnabled(p, r.Component)
 	}
 	if r.TargetEnv == EnvDev {
 		if r.Version == nil {
-			return "", Invalid("version", CodeVersionRequired, "a dev promotion names the build's version")
+			return "", Invalid("version", CodeVersionRequired,
+				"a dev promotion names the build's version: send version")
 		}
 		return *r.Version, nil
 	}
+	src := SourceEnv(r.TargetEnv)
 	if source == nil {
-		return "", Invalid("version", CodeVersionNotAtSource, "%s reports no version of %s to promote", SourceEnv(r.TargetEnv), r.Component)
+		return "", Invalid("version", CodeVersionNotAtSource,
+			"%s reports no version of %s to promote: promote %s to %s first",
+			src, r.Component, r.Component, src)
 	}
 	if r.Version != nil && *r.Version != source.Version {
-		return "", Invalid("version", CodeVersionNotAtSource, "%s runs %s, not %s", SourceEnv(r.TargetEnv), source.Version, *r.Version)
+		return "", Invalid("version", CodeVersionNotAtSource,
+			"%s runs %s, not %s: leave version out to promote %s, or promote %s to %s first",
+			src, source.Version, *r.Version, source.Version, *r.Version, src)
 	}
 	return source.Version, nil
+}
+
+// componentNotEnabled refuses a component project p does not enable, naming
+// the ones it does (promotion rule 5).
+func componentNotEnabled(p Project, component string) error {
+	enabled := "no component"
+	if len(p.Components) > 0 {
+		enabled = strings.Join(p.Components, ", ")
+	}
+	return Invalid("component", CodeComponentNotEnabled,
+		"component %s is not enabled on project %d (it enables %s); "+
+			"add it to the project's components first", component, p.ID, enabled)
 }
 
 // CheckReleasable refuses any release of a retired project (promotion rule

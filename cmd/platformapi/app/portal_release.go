@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -61,6 +63,13 @@ func deployReport(opts *Options, out io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "report", Short: "Record a pipeline's report of a promotion", Args: cobra.NoArgs,
 		RunE: withMain(opts, func(c *cobra.Command, m *Main, _ []string) error {
 			r.Succeeded = !failed
+			ended, err := endedRelease(c.Context(), m, r.ReleaseOperationID)
+			if err != nil {
+				return err
+			}
+			if ended != nil {
+				return PrintJSON(out, ended)
+			}
 			if err := m.store.ReportDeploy(c.Context(), r); err != nil {
 				return err
 			}
@@ -115,4 +124,19 @@ func positiveID(field, s string) (int64, error) {
 		return 0, resources.Invalid(field, resources.CodeValidationFailed, "%s must be a positive integer", field)
 	}
 	return id, nil
+}
+
+// endedRelease is what `portal deploy report` prints for a report on
+// release operation id when it has ended already (the store then changes
+// nothing: pipelines may repeat), or nil; id 0 names none.
+func endedRelease(ctx context.Context, m *Main, id int64) (map[string]any, error) {
+	if id == 0 {
+		return nil, nil
+	}
+	r, err := m.store.GetReleaseOperation(ctx, id)
+	if err != nil || !resources.Finished(r.Status) {
+		return nil, err
+	}
+	return map[string]any{"recorded": false, "status": r.Status, "detail": fmt.Sprintf(
+		"release operation %d had already ended %s; this report changes nothing", id, r.Status)}, nil
 }
