@@ -17,22 +17,7 @@ import (
 // refused.
 func TestPortalDeployReport_WithoutPromotion_RecordsTheDeployedVersion(t *testing.T) {
 	c := newCLI(t)
-	db, err := bunstore.Open(context.Background(), c.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, ctx, actor := bunstore.NewStore(db), context.Background(), resources.Actor{Label: "test"}
-	cust, err := st.CreateCustomer(ctx, actor, resources.CustomerCreate{Customer: resources.Customer{ShortName: "ACME",
-		LongName: "Acme Corp", VCSGroup: "acme", PrimaryContactEmail: "a@acme.example", PrimaryContactName: "Jane",
-		BillingTier: "INTERNAL", DefaultEmailTier: 3, Edition: "sp", Status: "active"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateProject(ctx, actor, resources.Project{CustomerID: cust.ID, ShortName: "SHOP", Name: "Web shop",
-		Kind: "cluster", Components: []string{"www"}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	shopProject(t, c)
 	report := []string{"portal", "deploy", "report", "--project", "1", "--env", "dev", "--component", "www",
 		"--version", "3.2.1", "--by", "pipeline:push-7"}
 	if m := c.ok(report...); m["recorded"] != true {
@@ -54,22 +39,8 @@ func TestPortalDeployReport_WithoutPromotion_RecordsTheDeployedVersion(t *testin
 // failure reported after the promotion succeeded. It now says so.
 func TestPortalDeployReport_PromotionAlreadyEnded_SaysNothingChanged(t *testing.T) {
 	c := newCLI(t)
-	db, err := bunstore.Open(context.Background(), c.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, ctx, actor := bunstore.NewStore(db), context.Background(), resources.Actor{Label: "test"}
-	cust, err := st.CreateCustomer(ctx, actor, resources.CustomerCreate{Customer: resources.Customer{ShortName: "ACME",
-		LongName: "Acme Corp", VCSGroup: "acme", PrimaryContactEmail: "a@acme.example", PrimaryContactName: "Jane",
-		BillingTier: "INTERNAL", DefaultEmailTier: 3, Edition: "sp", Status: "active"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.CreateProject(ctx, actor, resources.Project{CustomerID: cust.ID, ShortName: "SHOP",
-		Name: "Web shop", Kind: "cluster", Components: []string{"www"}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	st := shopProject(t, c)
+	ctx, actor := context.Background(), resources.Actor{Label: "test"}
 	v := "3.2.1"
 	op, err := st.RequestPromotion(ctx, actor, []int64{}, 1,
 		resources.PromotionRequest{Component: "www", TargetEnv: "dev", Version: &v}, nil)
@@ -87,4 +58,28 @@ func TestPortalDeployReport_PromotionAlreadyEnded_SaysNothingChanged(t *testing.
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("late report (-want +got):\n%s", d)
 	}
+}
+
+// shopProject creates, in c's database, the customer ACME and its project
+// 1, SHOP, with the component www, and gives the store it used.
+func shopProject(t *testing.T, c *cli) *bunstore.Store {
+	t.Helper()
+	db, err := bunstore.Open(context.Background(), c.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	st, ctx, actor := bunstore.NewStore(db), context.Background(), resources.Actor{Label: "test"}
+	cust, err := st.CreateCustomer(ctx, actor, resources.CustomerCreate{Customer: resources.Customer{
+		ShortName: "ACME", LongName: "Acme Corp", VCSGroup: "acme", PrimaryContactEmail: "a@acme.example",
+		PrimaryContactName: "Jane", BillingTier: "INTERNAL", DefaultEmailTier: 3, Edition: "sp",
+		Status: "active"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, actor, resources.Project{CustomerID: cust.ID, ShortName: "SHOP",
+		Name: "Web shop", Kind: "cluster", Components: []string{"www"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
