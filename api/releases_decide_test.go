@@ -7,7 +7,6 @@ import (
 
 	"platformapi/api/apitest"
 	"platformapi/resources"
-	"platformapi/resources/testkit"
 )
 
 func TestReleases_ProdPromotion_RejectedEndsFailedWithTheReason(t *testing.T) {
@@ -127,9 +126,7 @@ func TestReleases_PipelineUnavailable_PromotionStaysOpenThenSucceeds(t *testing.
 	pid, _ := activeProject(t, e, tok, "", nil)
 	e.Pipeline.SetUnavailable(true)
 	op := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("app-api", "dev", "4.0.0")))
-	testkit.Eventually(t, 0, "the dispatch failed once", func() bool {
-		return count(t, e, "SELECT count(*) FROM river_job WHERE kind = 'release_promotion' AND cardinality(errors) > 0") > 0
-	})
+	waitDispatchFailedOnce(t, e)
 	got := e.Do("GET", "/api/v1/operations/"+op["id"].(string), tok, nil).JSON(t)
 	if got["status"] != "running" && got["status"] != "pending" {
 		t.Fatalf("while the pipeline is unavailable: %v", got)

@@ -107,10 +107,7 @@ func TestReleases_ProjectRetiredWhileDispatchRetries_OperationFailsProjectRetire
 	pid, _ := activeProject(t, e, tok, "", nil)
 	e.Pipeline.SetUnavailable(true)
 	op := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("www", "dev", "3.0.0")))
-	testkit.Eventually(t, 0, "the dispatch failed once", func() bool {
-		return count(t, e, `SELECT count(*) FROM river_job
-			WHERE kind = 'release_promotion' AND cardinality(errors) > 0`) > 0
-	})
+	waitDispatchFailedOnce(t, e)
 	retire(t, e, tok, pid)
 	e.Pipeline.SetUnavailable(false)
 	done := apitest.PollOperation(t, e, tok, op["id"].(string), "failed")
@@ -188,4 +185,14 @@ func TestReleases_ProdAwaitingApproval_ProjectRetired_ApproveRefusedRejectEndsIt
 	if deployedVersion(st, "prod", "app-api") != nil || len(st["open_operations"].([]any)) != 0 {
 		t.Fatalf("release state: %v", st)
 	}
+}
+
+// waitDispatchFailedOnce waits until a promotion's dispatch job has failed
+// at least once (the pipeline unavailable) and is being retried.
+func waitDispatchFailedOnce(t *testing.T, e *apitest.Env) {
+	t.Helper()
+	testkit.Eventually(t, 0, "the dispatch failed once", func() bool {
+		return count(t, e, `SELECT count(*) FROM river_job
+			WHERE kind = 'release_promotion' AND cardinality(errors) > 0`) > 0
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"platformapi/api/apitest"
-	"platformapi/resources/testkit"
 )
 
 // TestReleases_PipelineUnreachableToTheLastAttempt_PromotionFailsPipelineUnavailable:
@@ -21,10 +20,7 @@ func TestReleases_PipelineUnreachableToTheLastAttempt_PromotionFailsPipelineUnav
 	pid, _ := activeProject(t, e, tok, "", nil)
 	e.Pipeline.SetUnavailable(true)
 	op := acceptedPromotion(t, postPromotion(e, tok, pid, promotion("app-api", "dev", "5.0.0")))
-	testkit.Eventually(t, 0, "the dispatch failed once", func() bool {
-		return count(t, e, `SELECT count(*) FROM river_job
-			WHERE kind = 'release_promotion' AND cardinality(errors) > 0`) > 0
-	})
+	waitDispatchFailedOnce(t, e)
 	// The next attempt is the last one (25 would span weeks).
 	if _, err := e.Store.DB().ExecContext(context.Background(), `UPDATE river_job
 		SET max_attempts = attempt + 1, scheduled_at = now() WHERE kind = 'release_promotion'`); err != nil {
